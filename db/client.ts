@@ -1,0 +1,104 @@
+import path from "node:path";
+import fs from "node:fs";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+/** One database type for both drivers. */
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** Anything queries can run on: the database or an open transaction. */
+export type Queryable = Database | Tx;
+
+export interface DatabaseHandle {
+  db: Database;
+  driver: "postgres" | "pglite";
+  /** Subscribe to a NOTIFY channel. `onListen` runs after each (re)connect, where to re-scan. */
+  listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** A postgres:// URL; when absent the embedded PGlite database is used. */
+  url?: string;
+  /** PGlite's folder; "memory://" for a throwaway in-memory database. */
+  dataDir?: string;
+  migrate?: boolean;
+}
+
+export const MIGRATIONS_FOLDER = path.join(process.cwd(), "db", "migrations");
+
+export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHandle> {
+  const handle = opts.url ? await openPostgres(opts.url) : await openPglite(opts.dataDir ?? defaultPgliteDir());
+  if (opts.migrate !== false) await migrateHandle(handle, opts.url);
+  return handle;
+}
+
+export function defaultDataDir(): string {
+  return path.resolve(process.env.PLANTON_DATA_DIR ?? ".data");
+}
+
+function defaultPgliteDir(): string {
+  return path.join(defaultDataDir(), "pglite");
+}
+
+async function openPostgres(url: string): Promise<DatabaseHandle> {
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const sql = postgres(url, { max: Number(process.env.PLANTON_DB_POOL ?? 10), onnotice: () => {} });
+  const db = drizzle(sql, { schema }) as unknown as Database;
+  return {
+    db,
+    driver: "postgres",
+    async listen(channel, onNotify, onListen) {
+      const sub = await sql.listen(channel, (payload) => onNotify(payload), onListen);
+      return async () => sub.unlisten();
+    },
+    async notify(channel, payload) {
+      await sql.notify(channel, payload);
+    },
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  if (!dataDir.startsWith("memory://")) fs.mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const db = drizzle(client, { schema }) as unknown as Database;
+  return {
+    db,
+    driver: "pglite",
+    async listen(channel, onNotify, onListen) {
+      const unsub = await client.listen(channel, onNotify);
+      onListen?.();
+      return unsub;
+    },
+    async notify(channel, payload) {
+      await client.query("select pg_notify($1, $2)", [channel, payload]);
+    },
+    close: () => client.close(),
+  };
+}
+
+async function migrateHandle(handle: DatabaseHandle, url?: string): Promise<void> {
+  if (handle.driver === "pglite") {
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(handle.db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+    return;
+  }
+  // One connection, holding an advisory lock, so replicas starting together migrate once.
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+  const sql = postgres(url!, { max: 1, onnotice: () => {} });
+  try {
+    await sql`select pg_advisory_lock(727274)`;
+    await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
+    await sql`select pg_advisory_unlock(727274)`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
