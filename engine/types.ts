@@ -1,0 +1,251 @@
+/** Public types of the builtin engine. Everything here is plain JSON-compatible data. */
+import type { Value, Attrs } from "./values";
+
+export type { Value, Attrs };
+
+// ---------------------------------------------------------------- state (OpenTofu v4 layout)
+
+export interface StateV4 {
+  version: 4;
+  terraform_version: string;
+  serial: number;
+  lineage: string;
+  outputs: Record<string, StateOutput>;
+  resources: StateResource[];
+  check_results: null;
+}
+
+export interface StateOutput {
+  value: Value;
+  type: unknown;
+  sensitive?: boolean;
+}
+
+export interface StateResource {
+  mode: "managed";
+  type: string;
+  name: string;
+  /** e.g. provider["registry.opentofu.org/hashicorp/random"] */
+  provider: string;
+  instances: StateInstance[];
+}
+
+export type SensitivePath = { type: "get_attr"; value: string }[];
+
+export interface StateInstance {
+  index_key?: number;
+  schema_version: number;
+  attributes: Attrs;
+  sensitive_attributes: SensitivePath[];
+  dependencies: string[];
+}
+
+// ---------------------------------------------------------------- locking
+
+/** OpenTofu's lock info, field for field. */
+export interface LockInfo {
+  ID: string;
+  Path: string;
+  Operation: string;
+  Who: string;
+  Version: string;
+  Created: string;
+  Info: string;
+}
+
+/** Where a component's state lives. The server implements the same interface against Postgres. */
+export interface StateBackend {
+  /** Takes the lock or throws StateLockedError naming the holder. */
+  lock(info: Partial<LockInfo> & { Operation: string }): Promise<LockInfo>;
+  unlock(id: string): Promise<void>;
+  get(): Promise<StateV4 | null>;
+  put(state: StateV4): Promise<void>;
+}
+
+// ---------------------------------------------------------------- diagnostics and UI lines
+
+export interface Diagnostic {
+  severity: "error" | "warning";
+  summary: string;
+  detail: string;
+  address?: string;
+  range?: {
+    filename: string;
+    start: { line: number; column: number; byte: number };
+    end: { line: number; column: number; byte: number };
+  };
+}
+
+/** Actions as the product names them (progress events use the same words). */
+export type ChangeAction = "noop" | "create" | "read" | "update" | "replace" | "delete" | "import" | "move" | "forget";
+
+export interface UiResourceAddr {
+  addr: string;
+  module: string;
+  resource: string;
+  implied_provider: string;
+  resource_type: string;
+  resource_name: string;
+  resource_key: number | string | null;
+}
+
+interface UiBase {
+  "@level": "info" | "warn" | "error";
+  "@message": string;
+  "@module": "tofu.ui";
+  "@timestamp": string;
+}
+
+export type UiMessage = UiBase &
+  (
+    | { type: "version"; tofu: string; ui: string; engine: "planton-builtin" }
+    | { type: "log" }
+    | {
+        type: "planned_change" | "resource_drift";
+        change: { resource: UiResourceAddr; action: ChangeAction; reason?: string; previous_resource?: UiResourceAddr; importing?: { id: string } };
+      }
+    | {
+        type: "change_summary";
+        changes: { add: number; change: number; import: number; remove: number; forget: number; operation: "plan" | "apply" | "destroy" };
+      }
+    | { type: "apply_start"; hook: { resource: UiResourceAddr; action: ChangeAction; id_key?: string; id_value?: string } }
+    | { type: "apply_progress"; hook: { resource: UiResourceAddr; action: ChangeAction; elapsed_seconds: number } }
+    | {
+        type: "apply_complete";
+        hook: { resource: UiResourceAddr; action: ChangeAction; id_key?: string; id_value?: string; elapsed_seconds: number };
+      }
+    | { type: "apply_errored"; hook: { resource: UiResourceAddr; action: ChangeAction; elapsed_seconds: number } }
+    | { type: "refresh_start" | "refresh_complete"; hook: { resource: UiResourceAddr; id_key: string; id_value: string } }
+    | { type: "outputs"; outputs: Record<string, { sensitive: boolean; type?: unknown; value?: Value; action?: "create" | "update" | "delete" | "noop" }> }
+    | { type: "diagnostic"; diagnostic: Diagnostic }
+  );
+
+export type UiMessageType = UiMessage["type"];
+
+// ---------------------------------------------------------------- options and results
+
+export interface ProviderConfig {
+  local?: { root: string };
+}
+
+export interface EngineOptions {
+  /** Folder of *.tf files. */
+  moduleDir: string;
+  /** Values for the module's variable blocks (from the component's spec). */
+  variables?: Record<string, Value>;
+  /** The current state, or null when the component has none yet. */
+  state: StateV4 | null;
+  providerConfig?: ProviderConfig;
+  /** How many resources may be worked on at once (default 10). */
+  parallelism?: number;
+  /** Receives every machine-readable UI line. */
+  emit?: (line: UiMessage) => void;
+}
+
+export interface PlanRequest {
+  destroy?: boolean;
+  /** Skip refreshing; the plan then says delete_operations_computed: false. */
+  refresh?: boolean;
+}
+
+export interface ApplyOptions extends Omit<EngineOptions, "moduleDir" | "variables"> {
+  /** Saved after each resource completes, and once more at the end. */
+  persistState?: (state: StateV4) => Promise<void>;
+  /** Aborting stops new resources from starting; in-flight ones finish and state is persisted. */
+  signal?: AbortSignal;
+}
+
+export interface ChangeSummary {
+  add: number;
+  change: number;
+  import: number;
+  remove: number;
+  forget: number;
+}
+
+export interface ResourceChange {
+  address: string;
+  previous_address?: string;
+  mode: "managed";
+  type: string;
+  name: string;
+  index?: number;
+  provider_name: string;
+  action: ChangeAction;
+  /** Why a replace happens, as OpenTofu words it. */
+  action_reason?: "replace_because_cannot_update" | "delete_because_no_resource_config" | "delete_because_count_index";
+  change: {
+    /** OpenTofu plan JSON actions: ["create"], ["delete","create"], ["no-op"], ["forget"]… */
+    actions: string[];
+    before: Value;
+    after: Value;
+    after_unknown: Value;
+    before_sensitive: Value;
+    after_sensitive: Value;
+    replace_paths?: string[][];
+    importing?: { id: string };
+  };
+  /** Addresses (resource level) this change must wait for during apply. */
+  depends_on: string[];
+}
+
+export interface OutputChange {
+  actions: string[];
+  before: Value;
+  after: Value;
+  after_unknown: boolean;
+  sensitive: boolean;
+}
+
+export interface SavedPlan {
+  format_version: "1.0";
+  planton_plan_format: 1;
+  engine_version: string;
+  timestamp: string;
+  operation: "plan" | "destroy";
+  /** Lineage and serial of the state the plan was made against (null: there was none). */
+  state_lineage: string | null;
+  state_serial: number | null;
+  variables: Record<string, { value: Value }>;
+  resource_drift: ResourceChange[];
+  resource_changes: ResourceChange[];
+  output_changes: Record<string, OutputChange>;
+  /** The refreshed state the plan starts from. */
+  prior_state: StateV4;
+  /** The module's files as planned, so apply runs exactly this configuration. */
+  configuration: { files: Record<string, string> };
+  /** False when refresh was skipped: deletions of things already gone could not be computed. */
+  delete_operations_computed: boolean;
+  applyable: boolean;
+  summary: ChangeSummary;
+}
+
+export interface PlanResult {
+  plan: SavedPlan;
+  /** Canonical bytes of the plan (sorted keys, UTF-8). */
+  bytes: Uint8Array;
+  /** SHA-256 hex of bytes. */
+  checksum: string;
+  state: StateV4;
+}
+
+export interface RefreshResult {
+  state: StateV4;
+  drift: ResourceChange[];
+  changed: boolean;
+}
+
+export interface ApplyResult {
+  status: "applied" | "errored" | "cancelled";
+  state: StateV4;
+  outputs: Record<string, StateOutput>;
+  summary: ChangeSummary;
+  diagnostics: Diagnostic[];
+  /** Addresses not started because the apply was aborted or something they need failed. */
+  not_applied: string[];
+}
+
+export interface ValidateResult {
+  valid: boolean;
+  diagnostics: Diagnostic[];
+}

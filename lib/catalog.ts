@@ -1,0 +1,125 @@
+// The platform catalog: kinds, the fields of their specs, and the modules that provision them.
+import { z } from "zod";
+
+export interface SpecField {
+  name: string;
+  type: "string" | "number" | "boolean";
+  required?: boolean;
+  default?: string | number | boolean;
+  description: string;
+  pattern?: string;
+  patternHint?: string;
+  min?: number;
+  max?: number;
+}
+
+export interface CatalogKindDef {
+  kind: string;
+  title: string;
+  description: string;
+  provider: string;
+  fields: SpecField[];
+  module?: { name: string; provisioner: "builtin" | "tofu" | "terraform" | "pulumi"; version: string; source: string };
+}
+
+const SLUG = { pattern: "^[a-z][a-z0-9-]{1,40}$", patternHint: "lower-case letters, digits and dashes, starting with a letter" };
+
+export const PLATFORM_CATALOG: CatalogKindDef[] = [
+  {
+    kind: "StaticSite",
+    title: "Static site",
+    description: "A static website published as files under the connection's folder, with a generated name suffix.",
+    provider: "local",
+    fields: [
+      { name: "site_name", type: "string", required: true, description: "Name of the site; its folder is sites/<name>-<suffix>.", ...SLUG },
+      { name: "title", type: "string", default: "Hello from Planton", description: "Title shown on the index page." },
+      { name: "page_count", type: "number", default: 2, min: 1, max: 20, description: "How many content pages to publish." },
+    ],
+    module: { name: "static-site", provisioner: "builtin", version: "1.0.0", source: "catalog/modules/static-site" },
+  },
+  {
+    kind: "DatabaseCredentials",
+    title: "Database credentials",
+    description: "A generated database password, kept in the secret store, and a config file that references it.",
+    provider: "local",
+    fields: [
+      { name: "database_name", type: "string", required: true, description: "Name of the database the credentials are for.", ...SLUG },
+      { name: "username", type: "string", default: "app", description: "The database user.", ...SLUG },
+    ],
+    module: { name: "database-credentials", provisioner: "builtin", version: "1.0.0", source: "catalog/modules/database-credentials" },
+  },
+  {
+    kind: "AwsS3Bucket",
+    title: "AWS S3 bucket",
+    description: "An S3 bucket with versioning, provisioned with OpenTofu through an AWS connection.",
+    provider: "aws",
+    fields: [
+      { name: "bucket_name", type: "string", required: true, description: "Globally unique bucket name.", pattern: "^[a-z0-9][a-z0-9.-]{2,62}$", patternHint: "3–63 lower-case letters, digits, dots and dashes" },
+      { name: "versioning", type: "boolean", default: true, description: "Keep every version of each object." },
+    ],
+    module: { name: "aws-s3-bucket", provisioner: "tofu", version: "0.3.0", source: "registry:planton/aws-s3-bucket" },
+  },
+];
+
+export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields: SpecField[]; credentialFields: SpecField[] }> = {
+  local: {
+    title: "Local files",
+    configFields: [{ name: "root", type: "string", required: true, description: "Folder on the runner host that resources are created under." }],
+    credentialFields: [],
+  },
+  aws: {
+    title: "AWS",
+    configFields: [{ name: "region", type: "string", required: true, description: "Default region, e.g. us-east-1." }],
+    credentialFields: [
+      { name: "access_key_id", type: "string", required: true, description: "Access key id." },
+      { name: "secret_access_key", type: "string", required: true, description: "Secret access key." },
+    ],
+  },
+  gcp: {
+    title: "Google Cloud",
+    configFields: [{ name: "project", type: "string", required: true, description: "Project id." }],
+    credentialFields: [{ name: "service_account_key", type: "string", required: true, description: "Service account key JSON." }],
+  },
+  azure: {
+    title: "Azure",
+    configFields: [{ name: "subscription_id", type: "string", required: true, description: "Subscription id." }],
+    credentialFields: [
+      { name: "client_id", type: "string", required: true, description: "Client id." },
+      { name: "client_secret", type: "string", required: true, description: "Client secret." },
+      { name: "tenant_id", type: "string", required: true, description: "Tenant id." },
+    ],
+  },
+};
+
+/** A zod schema for a set of fields, with messages that name the field and what it accepts. */
+export function fieldsSchema(fields: SpecField[]) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of fields) {
+    let s: z.ZodType;
+    if (f.type === "string") {
+      let str = z.string({ error: `${f.name} must be text` });
+      if (f.required) str = str.min(1, { error: `${f.name} is required: ${f.description}` });
+      if (f.pattern) str = str.regex(new RegExp(f.pattern), { error: `${f.name} must be ${f.patternHint ?? `like ${f.pattern}`}` });
+      s = str;
+    } else if (f.type === "number") {
+      let num = z.number({ error: `${f.name} must be a number` });
+      if (f.min !== undefined) num = num.min(f.min, { error: `${f.name} must be at least ${f.min}` });
+      if (f.max !== undefined) num = num.max(f.max, { error: `${f.name} must be at most ${f.max}` });
+      s = num;
+    } else {
+      s = z.boolean({ error: `${f.name} must be true or false` });
+    }
+    shape[f.name] = f.required ? s : s.optional();
+  }
+  return z.strictObject(shape, { error: (iss) => (iss.code === "unrecognized_keys" ? `Unknown field ${iss.keys.join(", ")}; this kind accepts ${fields.map((f) => f.name).join(", ")}` : undefined) });
+}
+
+/** Fills defaults so the stored spec says every value the module will get. */
+export function withDefaults(fields: SpecField[], spec: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    if (spec[f.name] !== undefined) out[f.name] = spec[f.name];
+    else if (f.default !== undefined) out[f.name] = f.default;
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+import { betterAuth } from "better-auth";
+import { drizzleAdapter } from "better-auth/adapters/drizzle";
+import { accounts, sessions, users, verifications } from "@/db/schema";
+import type { Database } from "@/db/client";
+import { newId, type IdKind } from "@/lib/ids";
+import { serverKey, sha256Hex } from "../crypto";
+
+const MODEL_ID_KIND: Record<string, IdKind> = { user: "user", session: "session", account: "account", verification: "verification" };
+
+/** Email + password sign-in with database sessions (better-auth). Sign-up is closed: admins add members. */
+export function createAuth(db: Database) {
+  return betterAuth({
+    appName: "Planton console",
+    database: drizzleAdapter(db, {
+      provider: "pg",
+      schema: { user: users, session: sessions, account: accounts, verification: verifications },
+    }),
+    secret: process.env.BETTER_AUTH_SECRET ?? sha256Hex(Buffer.concat([serverKey(), Buffer.from("auth")])),
+    baseURL: process.env.PLANTON_URL,
+    // The console is served from the same origin it signs in on, whichever host name reaches it.
+    trustedOrigins: (request) => (request ? [new URL(request.url).origin] : []),
+    emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
+    session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
+    rateLimit: { enabled: process.env.PLANTON_AUTH_RATE_LIMIT !== "off", window: 60, max: 600, customRules: { "/sign-in/email": { window: 60, max: 60 } } },
+    advanced: {
+      database: { generateId: ({ model }) => newId(MODEL_ID_KIND[model] ?? "verification") },
+    },
+    telemetry: { enabled: false },
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+/** Creates a user with a password sign-in, bypassing closed sign-up (for seeding and admins adding members). */
+export async function createUserWithPassword(auth: Auth, input: { email: string; name: string; password: string }) {
+  const ctx = await auth.$context;
+  const user = await ctx.internalAdapter.createUser({ email: input.email.toLowerCase(), name: input.name, emailVerified: true }, { method: "admin" });
+  await ctx.internalAdapter.linkAccount({
+    userId: user.id,
+    providerId: "credential",
+    accountId: user.id,
+    password: await ctx.password.hash(input.password),
+  });
+  return user;
+}

@@ -1,0 +1,55 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { defaultDataDir } from "@/db/client";
+
+let cachedKey: Buffer | undefined;
+
+/**
+ * The server key for secrets at rest: PLANTON_SECRET_KEY (64 hex chars or base64 of 32 bytes),
+ * else one generated once into the data folder.
+ */
+export function serverKey(): Buffer {
+  if (cachedKey) return cachedKey;
+  const fromEnv = process.env.PLANTON_SECRET_KEY;
+  if (fromEnv) {
+    const key = /^[0-9a-f]{64}$/i.test(fromEnv) ? Buffer.from(fromEnv, "hex") : Buffer.from(fromEnv, "base64");
+    if (key.length !== 32) {
+      throw new Error("PLANTON_SECRET_KEY must be 32 bytes, as 64 hex characters or base64. Generate one with: openssl rand -hex 32");
+    }
+    cachedKey = key;
+    return key;
+  }
+  const file = path.join(defaultDataDir(), "secret.key");
+  if (fs.existsSync(file)) {
+    cachedKey = Buffer.from(fs.readFileSync(file, "utf8").trim(), "hex");
+  } else {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    cachedKey = randomBytes(32);
+    fs.writeFileSync(file, cachedKey.toString("hex"), { mode: 0o600 });
+  }
+  return cachedKey;
+}
+
+/** AES-256-GCM; the result is base64 of iv (12) | tag (16) | ciphertext. */
+export function encryptSecret(plain: string, key = serverKey()): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+}
+
+export function decryptSecret(sealed: string, key = serverKey()): string {
+  const raw = Buffer.from(sealed, "base64");
+  const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+}
+
+export const sha256Hex = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
+
+/** A bearer token with a readable prefix (`plt_…`, `rnr_…`); only its hash is stored. */
+export function newBearerToken(prefix: string): { token: string; hash: string; displayPrefix: string } {
+  const token = `${prefix}_${randomBytes(24).toString("base64url")}`;
+  return { token, hash: sha256Hex(token), displayPrefix: token.slice(0, prefix.length + 7) };
+}

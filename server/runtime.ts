@@ -1,0 +1,31 @@
+// The server's process-wide parts, opened once: the database, auth, and what runs beside them.
+import { openDatabase, type DatabaseHandle } from "@/db/client";
+import { createAuth, type Auth } from "./auth/auth";
+import { ensurePlatformCatalog } from "./services/catalog";
+import { ensurePlatformPolicy } from "./services/settings/flow-control";
+import { seedDemoOrganization } from "./seed";
+
+export interface Runtime {
+  handle: DatabaseHandle;
+  db: DatabaseHandle["db"];
+  auth: Auth;
+}
+
+const g = globalThis as unknown as { __plantonRuntime?: Promise<Runtime> };
+
+export function getRuntime(): Promise<Runtime> {
+  g.__plantonRuntime ??= boot().catch((err) => {
+    g.__plantonRuntime = undefined;
+    throw err;
+  });
+  return g.__plantonRuntime;
+}
+
+async function boot(): Promise<Runtime> {
+  const handle = await openDatabase({ url: process.env.DATABASE_URL || undefined });
+  const auth = createAuth(handle.db);
+  await ensurePlatformCatalog(handle.db);
+  await ensurePlatformPolicy(handle.db);
+  await seedDemoOrganization(handle.db, auth);
+  return { handle, db: handle.db, auth };
+}

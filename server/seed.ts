@@ -1,0 +1,66 @@
+// First start with an empty database: the demo organization `acme`, ready to use.
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import type { Database } from "@/db/client";
+import { defaultDataDir } from "@/db/client";
+import { connectionAuthorizations, connections, flowControlPolicies, organizations, users } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import type { Actor } from "./actor";
+import { createUserWithPassword, type Auth } from "./auth/auth";
+import { createComponent } from "./services/components/create-component";
+import { createOrganization } from "./services/organizations/create-organization";
+import { environmentByName } from "./services/organizations/lookup";
+
+export const DEMO_ORG = "acme";
+
+export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: string) => void = console.log): Promise<boolean> {
+  const [anyOrg] = await db.select({ id: organizations.id }).from(organizations).limit(1);
+  if (anyOrg) return false;
+  const email = (process.env.PLANTON_ADMIN_EMAIL ?? "admin@acme.example").toLowerCase();
+  const given = process.env.PLANTON_ADMIN_PASSWORD;
+  const password = given ?? randomBytes(12).toString("base64url");
+  let [admin] = await db.select().from(users).where(eq(users.email, email));
+  admin ??= (await createUserWithPassword(auth, { email, name: "Acme Admin", password })) as typeof admin;
+
+  const org = await createOrganization(db, { slug: DEMO_ORG, name: "Acme Corp", environments: ["dev", "staging", "prod"], adminUserId: admin.id, adminLabel: email });
+  const actor: Actor = { userId: admin.id, label: email, orgId: org.id, role: "admin" };
+
+  const connId = newId("connection");
+  const root = path.join(defaultDataDir(), "local-infra");
+  await db.insert(connections).values({
+    id: connId,
+    orgId: org.id,
+    name: "local-sandbox",
+    provider: "local",
+    description: "Files on the runner host: where the demo components are created.",
+    config: { root },
+    mode: "stored",
+  });
+  await db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId: connId, scope: "organization" });
+
+  const prod = await environmentByName(db, org.id, "prod");
+  await db.insert(flowControlPolicies).values({
+    id: newId("flowControlPolicy"),
+    selector: "environment",
+    orgId: org.id,
+    selectorId: prod.id,
+    manualStart: false,
+    skipRefresh: false,
+    previewBeforeApply: true,
+    pauseBeforeApply: true,
+    protectDeletes: true,
+  });
+
+  await createComponent(db, actor, { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs", title: "Acme docs" }, connection: "local-sandbox" });
+  await createComponent(db, actor, { environment: "prod", kind: "StaticSite", name: "marketing-site", spec: { site_name: "www", title: "Acme" }, connection: "local-sandbox" });
+  await createComponent(db, actor, { environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" }, connection: "local-sandbox" });
+
+  const bar = "─".repeat(64);
+  log(
+    `\n${bar}\n Planton console: demo organization "${DEMO_ORG}" is ready.\n Sign in as ${email}` +
+      (given ? " with the password from PLANTON_ADMIN_PASSWORD." : `\n password: ${password}\n (shown once; change it after signing in)`) +
+      `\n${bar}\n`,
+  );
+  return true;
+}

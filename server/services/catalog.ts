@@ -1,0 +1,68 @@
+import { and, eq, inArray, or } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { catalogKinds, iacModules } from "@/db/schema";
+import { PLATFORM_CATALOG, type SpecField } from "@/lib/catalog";
+import { newId } from "@/lib/ids";
+import { notFound } from "../errors";
+
+export interface CatalogKind {
+  id: string;
+  kind: string;
+  title: string;
+  description: string;
+  provider: string;
+  fields: SpecField[];
+  scope: "platform" | "organization";
+}
+
+const toKind = (r: typeof catalogKinds.$inferSelect): CatalogKind => ({
+  id: r.id,
+  kind: r.kind,
+  title: r.title,
+  description: r.description,
+  provider: r.provider,
+  fields: (r.specSchema as { fields: SpecField[] }).fields,
+  scope: r.orgId ? "organization" : "platform",
+});
+
+/** Kinds an organization can use: its own, then the platform's (an org kind shadows a platform kind of the same name). */
+export async function listCatalogKinds(db: Queryable, orgId: string): Promise<CatalogKind[]> {
+  const rows = await db.select().from(catalogKinds).where(inArray(catalogKinds.scopeKey, [orgId, "platform"]));
+  const byKind = new Map<string, CatalogKind>();
+  for (const r of rows.sort((a) => (a.orgId ? -1 : 1))) if (!byKind.has(r.kind)) byKind.set(r.kind, toKind(r));
+  return [...byKind.values()].sort((a, b) => a.title.localeCompare(b.title));
+}
+
+export async function getCatalogKind(db: Queryable, orgId: string, kind: string): Promise<CatalogKind> {
+  const kinds = await listCatalogKinds(db, orgId);
+  const found = kinds.find((k) => k.kind === kind);
+  if (!found) throw notFound(`Catalog kind ${kind}`, `Use one of ${kinds.map((k) => k.kind).join(", ")}.`);
+  return found;
+}
+
+/** Writes the platform catalog (kinds and their builtin modules) into the platform registry; safe to run at every start. */
+export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
+  for (const def of PLATFORM_CATALOG) {
+    await db
+      .insert(catalogKinds)
+      .values({ id: newId("catalogKind"), orgId: null, scopeKey: "platform", kind: def.kind, title: def.title, description: def.description, provider: def.provider, specSchema: { fields: def.fields } })
+      .onConflictDoUpdate({
+        target: [catalogKinds.scopeKey, catalogKinds.kind],
+        set: { title: def.title, description: def.description, provider: def.provider, specSchema: { fields: def.fields } },
+      });
+    if (def.module) {
+      await db
+        .insert(iacModules)
+        .values({ id: newId("iacModule"), orgId: null, scopeKey: "platform", kind: def.kind, ...def.module })
+        .onConflictDoNothing();
+    }
+  }
+}
+
+/** Modules registered for a kind in the org registry and the platform registry. */
+export async function modulesForKind(db: Queryable, orgId: string, kind: string) {
+  return db
+    .select()
+    .from(iacModules)
+    .where(and(eq(iacModules.kind, kind), or(eq(iacModules.scopeKey, orgId), eq(iacModules.scopeKey, "platform"))));
+}

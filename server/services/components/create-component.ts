@@ -1,0 +1,105 @@
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database, Queryable } from "@/db/client";
+import { connections, infraComponents, stateBackends } from "@/db/schema";
+import { fieldsSchema, withDefaults } from "@/lib/catalog";
+import { newId } from "@/lib/ids";
+import { recordAudit } from "../../audit";
+import { badRequest, conflict, isUniqueViolation, notFound } from "../../errors";
+import type { Actor } from "../../actor";
+import { getCatalogKind, type CatalogKind } from "../catalog";
+import { environmentByName } from "../organizations/lookup";
+
+export const componentName = z
+  .string()
+  .trim()
+  .regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" });
+
+export const createComponentInput = z.object({
+  environment: z.string().min(1, { error: "Pick an environment" }),
+  kind: z.string().min(1, { error: "Pick a catalog kind" }),
+  name: componentName,
+  description: z.string().max(500).default(""),
+  spec: z.record(z.string(), z.unknown()).default({}),
+  connection: z.string().optional(),
+  stateBackend: z.string().optional(),
+});
+export type CreateComponentInput = z.input<typeof createComponentInput>;
+
+/** Validates a spec against its kind; the error names the first wrong field and what it accepts. */
+export function validateSpec(kind: CatalogKind, spec: Record<string, unknown>) {
+  const parsed = fieldsSchema(kind.fields).safeParse(spec);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.length ? `spec.${issue.path.join(".")}` : "spec";
+    throw badRequest(`The spec does not match ${kind.kind}: ${issue.message}. Nothing was saved.`, field);
+  }
+  return withDefaults(kind.fields, parsed.data as Record<string, unknown>);
+}
+
+/** Finds a connection by name and checks it deploys through the provider the kind needs. */
+export async function connectionForKind(db: Queryable, orgId: string, kind: CatalogKind, name: string) {
+  const [conn] = await db.select().from(connections).where(and(eq(connections.orgId, orgId), eq(connections.name, name)));
+  if (!conn) throw notFound(`Connection ${name}`, "Pick one from the list, or create it in Settings → Connections.");
+  if (conn.provider !== kind.provider) {
+    throw badRequest(
+      `Connection ${name} is a ${conn.provider} connection, but ${kind.kind} deploys through a ${kind.provider} connection. Pick a ${kind.provider} connection, or create one in Settings → Connections.`,
+      "connection",
+    );
+  }
+  return conn;
+}
+
+export async function stateBackendByName(db: Queryable, orgId: string, name: string) {
+  const [b] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.name, name)));
+  if (!b) throw notFound(`State backend ${name}`, "Pick one from Settings → State Backends, or leave it empty to use the organization's default.");
+  return b;
+}
+
+export async function createComponent(db: Database, actor: Actor, raw: CreateComponentInput) {
+  const input = createComponentInput.parse(raw);
+  const env = await environmentByName(db, actor.orgId, input.environment).catch(withField("environment"));
+  const kind = await getCatalogKind(db, actor.orgId, input.kind).catch(withField("kind"));
+  const spec = validateSpec(kind, input.spec);
+  const conn = input.connection ? await connectionForKind(db, actor.orgId, kind, input.connection).catch(withField("connection")) : null;
+  const backend = input.stateBackend ? await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend")) : null;
+  const id = newId("infraComponent");
+  try {
+    return await db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(infraComponents)
+        .values({
+          id,
+          orgId: actor.orgId,
+          environmentId: env.id,
+          kind: kind.kind,
+          name: input.name,
+          description: input.description,
+          spec,
+          connectionId: conn?.id ?? null,
+          stateBackendId: backend?.id ?? null,
+          createdBy: actor.userId,
+        })
+        .returning();
+      await recordAudit(tx, actor, {
+        action: "component.create",
+        targetType: "infra_component",
+        targetId: id,
+        summary: `Created ${kind.kind} ${input.name} in ${env.name}`,
+        changes: { spec, connection: conn?.name ?? null },
+      });
+      return row;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw conflict(`A component named ${input.name} already exists in ${env.name}. Choose another name, or open the existing one.`, "name");
+    }
+    throw err;
+  }
+}
+
+export function withField(field: string) {
+  return (e: unknown): never => {
+    throw Object.assign(e as Error, { field });
+  };
+}

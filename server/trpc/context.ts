@@ -1,0 +1,50 @@
+import { and, eq, gt, isNull, or } from "drizzle-orm";
+import type { Database } from "@/db/client";
+import { apiTokens, users } from "@/db/schema";
+import type { Auth } from "../auth/auth";
+import { sha256Hex } from "../crypto";
+
+export interface Caller {
+  userId: string;
+  email: string;
+  name: string;
+  /** Set when the caller signed in with an API token: the token works in that organization only. */
+  tokenOrgId?: string;
+  tokenName?: string;
+}
+
+export interface Context {
+  db: Database;
+  caller: Caller | null;
+  clientAddress: string | null;
+}
+
+export function clientAddressOf(headers: Headers): string | null {
+  return headers.get("x-forwarded-for")?.split(",")[0].trim() || headers.get("x-real-ip") || null;
+}
+
+/** The caller, from an API token (`Authorization: Bearer plt_…`) or the browser's session cookie. */
+export async function resolveCaller(db: Database, auth: Auth, headers: Headers): Promise<Caller | null> {
+  const bearer = headers.get("authorization")?.match(/^Bearer\s+(plt_\S+)$/i)?.[1];
+  if (bearer) return callerFromApiToken(db, bearer);
+  const session = await auth.api.getSession({ headers });
+  if (!session) return null;
+  return { userId: session.user.id, email: session.user.email, name: session.user.name };
+}
+
+export async function callerFromApiToken(db: Database, token: string): Promise<Caller | null> {
+  const [row] = await db
+    .select({ id: apiTokens.id, orgId: apiTokens.orgId, name: apiTokens.name, userId: users.id, email: users.email, userName: users.name })
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(
+      and(
+        eq(apiTokens.tokenHash, sha256Hex(token)),
+        isNull(apiTokens.revokedAt),
+        or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, new Date())),
+      ),
+    );
+  if (!row) return null;
+  await db.update(apiTokens).set({ lastUsedAt: new Date() }).where(eq(apiTokens.id, row.id));
+  return { userId: row.userId, email: row.email, name: row.userName, tokenOrgId: row.orgId, tokenName: row.name };
+}

@@ -1,0 +1,84 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import superjson from "superjson";
+import { z, ZodError } from "zod";
+import { roleAllows, type Role } from "@/lib/roles";
+import type { Actor } from "../actor";
+import { PlantonError } from "../errors";
+import { getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
+import type { Context } from "./context";
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    const field = cause instanceof PlantonError ? cause.field : undefined;
+    const fieldErrors =
+      cause instanceof ZodError
+        ? Object.fromEntries(cause.issues.map((i) => [i.path.join(".") || "_", i.message]))
+        : field
+          ? { [field]: error.message }
+          : undefined;
+    return { ...shape, data: { ...shape.data, stack: undefined, field, fieldErrors } };
+  },
+});
+
+const CODE: Record<PlantonError["code"], TRPCError["code"]> = {
+  BAD_REQUEST: "BAD_REQUEST",
+  UNAUTHORIZED: "UNAUTHORIZED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  CONFLICT: "CONFLICT",
+  PRECONDITION_FAILED: "PRECONDITION_FAILED",
+};
+
+/** Turns the service layer's refusals into tRPC errors with the same words. */
+const refusals = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (cause instanceof PlantonError) throw new TRPCError({ code: CODE[cause.code], message: cause.message, cause });
+    if (cause instanceof ZodError) {
+      const first = cause.issues[0];
+      throw new TRPCError({ code: "BAD_REQUEST", message: `${first.path.join(".") || "input"}: ${first.message}`, cause });
+    }
+  }
+  return result;
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const publicProcedure = t.procedure.use(refusals);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>." });
+  return next({ ctx: { ...ctx, caller: ctx.caller } });
+});
+
+/** A procedure in one organization (`input.org` is its slug) that needs at least `need`. */
+function orgProcedure(need: Role) {
+  return authedProcedure.input(z.object({ org: z.string().min(1) })).use(async ({ ctx, input, next }) => {
+    const org = await getOrganizationBySlug(ctx.db, input.org);
+    const role = org ? await membershipOf(ctx.db, org.id, ctx.caller.userId) : null;
+    if (!org || !role || (ctx.caller.tokenOrgId && ctx.caller.tokenOrgId !== org.id)) {
+      throw new TRPCError({ code: "NOT_FOUND", message: `Organization ${input.org} was not found, or you are not a member of it. Ask one of its admins to add you.` });
+    }
+    if (!roleAllows(role, need)) {
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: `Nothing was changed: this needs the ${need} role, and you are ${role === "admin" ? "an" : "a"} ${role} in ${org.slug}. Ask an admin of ${org.slug} to change your role in Settings → Members.`,
+      });
+    }
+    const actor: Actor = {
+      userId: ctx.caller.userId,
+      label: ctx.caller.tokenName ? `${ctx.caller.email} (token ${ctx.caller.tokenName})` : ctx.caller.email,
+      orgId: org.id,
+      role,
+      clientAddress: ctx.clientAddress,
+    };
+    return next({ ctx: { ...ctx, actor, org } });
+  });
+}
+
+export const viewerProcedure = orgProcedure("viewer");
+export const engineerProcedure = orgProcedure("engineer");
+export const adminProcedure = orgProcedure("admin");

@@ -1,0 +1,16 @@
+import { router } from "./init";
+import { catalogRouter } from "./routers/catalog";
+import { componentsRouter } from "./routers/components";
+import { environmentsRouter } from "./routers/environments";
+import { flowControlRouter } from "./routers/flow-control";
+import { meRouter } from "./routers/me";
+
+export const appRouter = router({
+  me: meRouter,
+  catalog: catalogRouter,
+  components: componentsRouter,
+  environments: environmentsRouter,
+  flowControl: flowControlRouter,
+});
+
+export type AppRouter = typeof appRouter;
