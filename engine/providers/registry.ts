@@ -1,0 +1,25 @@
+import type { ProviderConfig } from "../types";
+import { createLocalProvider } from "./local";
+import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
+import { createRandomProvider } from "./random";
+import { createTerraformDataProvider } from "./terraform-data";
+
+/** The providers the builtin engine ships, configured for one operation. */
+export interface ProviderSet {
+  forType(type: string): { provider: Provider; schema: ProviderSchema; resource: ResourceSchema } | undefined;
+  resourceTypes(): string[];
+}
+
+export async function createProviders(config: ProviderConfig = {}): Promise<ProviderSet> {
+  const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider()];
+  const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
+  for (const p of providers) {
+    const schema = p.schema();
+    await p.configure(schema.name === "local" && config.local ? { root: config.local.root } : {});
+    for (const [type, resource] of Object.entries(schema.resources)) byType.set(type, { provider: p, schema, resource });
+  }
+  return {
+    forType: (type) => byType.get(type),
+    resourceTypes: () => [...byType.keys()].sort(),
+  };
+}
