@@ -1,0 +1,25 @@
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { appRouter } from "@/server/trpc/root";
+import { clientAddressOf, resolveCaller } from "@/server/trpc/context";
+import { getRuntime } from "@/server/runtime";
+
+export const dynamic = "force-dynamic";
+
+async function handler(req: Request) {
+  const rt = await getRuntime();
+  return fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: appRouter,
+    createContext: async () => ({
+      db: rt.db,
+      caller: await resolveCaller(rt.db, rt.auth, req.headers),
+      clientAddress: clientAddressOf(req.headers),
+    }),
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") console.error(`tRPC ${path}:`, error.cause ?? error);
+    },
+  });
+}
+
+export { handler as GET, handler as POST };

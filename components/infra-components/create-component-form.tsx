@@ -1,0 +1,167 @@
+"use client";
+import { useMemo, useState, type FormEvent } from "react";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { toast } from "sonner";
+import { useTRPC } from "@/lib/trpc/client";
+import { fieldsSchema } from "@/lib/catalog";
+import { useOrg } from "@/components/shell/org-context";
+import { Button } from "@/components/ui/button";
+import { cn } from "@/components/ui/cn";
+import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { SelectField, TextField } from "@/components/ui/field";
+import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
+import { SpecEditor } from "./spec-editor";
+
+export function CreateComponentForm() {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const kinds = useQuery(trpc.catalog.kinds.queryOptions({ org: org.slug }));
+  const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
+  const conns = useQuery(trpc.connections.list.queryOptions({ org: org.slug }));
+  const [kind, setKind] = useState("");
+  const [environment, setEnvironment] = useState("");
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [spec, setSpec] = useState<Record<string, unknown>>({});
+  const [connection, setConnection] = useState("");
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const selected = kinds.data?.find((k) => k.kind === kind);
+  const matching = useMemo(() => conns.data?.filter((c) => !selected || c.provider === selected.provider) ?? [], [conns.data, selected]);
+
+  const create = useMutation(
+    trpc.components.create.mutationOptions({
+      onSuccess: async (row) => {
+        await queryClient.invalidateQueries({ queryKey: trpc.components.list.queryKey() });
+        toast.success(`Created ${row.name}`);
+        router.push(`/o/${org.slug}/components/${row.id}`);
+      },
+      onError: (err) => {
+        const fe = fieldErrorsOf(err);
+        setErrors(fe);
+        toast.error(messageOf(err));
+      },
+    }),
+  );
+
+  if (!org.can("engineer")) {
+    return (
+      <>
+        <PageHeader title="New Infra Component" />
+        <Card>
+          <EmptyState title="You cannot create components" description={`Creating components needs the engineer role; you are a ${org.role} in ${org.slug}. Ask an admin to change your role.`} />
+        </Card>
+      </>
+    );
+  }
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const local: Record<string, string> = {};
+    if (!kind) local.kind = "Pick a catalog kind";
+    if (!environment) local.environment = "Pick an environment";
+    if (!/^[a-z][a-z0-9-]{1,62}$/.test(name)) local.name = "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter";
+    if (selected) {
+      const parsed = fieldsSchema(selected.fields).safeParse(spec);
+      if (!parsed.success) for (const i of parsed.error.issues) local[`spec.${i.path.join(".")}`] ??= i.message;
+    }
+    setErrors(local);
+    if (Object.keys(local).length) return;
+    create.mutate({ org: org.slug, kind, environment, name, description, spec, connection: connection || undefined });
+  }
+
+  return (
+    <>
+      <PageHeader
+        title="New Infra Component"
+        description="Pick what to build, where, and how it is configured. Nothing runs until you start a job."
+        breadcrumb={
+          <Link href={`/o/${org.slug}/components`} className="hover:underline">
+            Infra Components
+          </Link>
+        }
+      />
+      <form onSubmit={submit} noValidate className="space-y-6">
+        <Card title="Catalog kind" description="What this component is. Each kind has its own spec and IaC module.">
+          <QueryState query={kinds}>
+            {(list) => (
+              <div role="radiogroup" aria-label="Catalog kind" className="grid gap-3 sm:grid-cols-3">
+                {list.map((k) => (
+                  <button
+                    key={k.kind}
+                    type="button"
+                    role="radio"
+                    aria-checked={kind === k.kind}
+                    onClick={() => {
+                      setKind(k.kind);
+                      setSpec({});
+                      setConnection(conns.data?.find((c) => c.provider === k.provider)?.name ?? "");
+                    }}
+                    className={cn("rounded-lg p-4 text-left ring-1 transition", kind === k.kind ? "bg-indigo-50 ring-2 ring-indigo-500" : "ring-slate-200 hover:ring-slate-300")}
+                  >
+                    <div className="text-sm font-semibold text-slate-900">{k.title}</div>
+                    <div className="font-mono text-xs text-slate-500">{k.kind}</div>
+                    <div className="mt-2 text-xs text-slate-600">{k.description}</div>
+                    <div className="mt-2 text-xs text-slate-500">Provider: {k.provider}</div>
+                  </button>
+                ))}
+              </div>
+            )}
+          </QueryState>
+          {errors.kind && <p role="alert" className="mt-2 text-xs text-rose-600">{errors.kind}</p>}
+        </Card>
+
+        <Card title="Where">
+          <div className="grid gap-4 sm:grid-cols-2">
+            <SelectField label="Environment" value={environment} onChange={(e) => setEnvironment(e.target.value)} error={errors.environment}>
+              <option value="">Choose an environment…</option>
+              {envs.data?.map((e) => (
+                <option key={e.id} value={e.name}>
+                  {e.name}
+                </option>
+              ))}
+            </SelectField>
+            <TextField label="Name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} error={errors.name} hint="Unique within the environment: lower-case letters, digits and dashes." placeholder="my-component" />
+            <div className="sm:col-span-2">
+              <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional: what this is for" />
+            </div>
+          </div>
+        </Card>
+
+        <Card title="Spec" description={selected ? `Validated against the ${selected.kind} schema.` : "Pick a kind to see its fields."}>
+          {selected ? <SpecEditor fields={selected.fields} value={spec} onChange={setSpec} errors={errors} /> : <p className="text-sm text-slate-500">No kind selected yet.</p>}
+          {errors.spec && <p role="alert" className="mt-2 text-xs text-rose-600">{errors.spec}</p>}
+        </Card>
+
+        <Card title="Connection" description="The provider credentials jobs of this component deploy with.">
+          <SelectField
+            label="Connection"
+            value={connection}
+            onChange={(e) => setConnection(e.target.value)}
+            error={errors.connection}
+            hint={selected && matching.length === 0 ? `No ${selected.provider} connection exists yet: create one in Settings → Connections.` : undefined}
+          >
+            <option value="">None</option>
+            {matching.map((c) => (
+              <option key={c.id} value={c.name}>
+                {c.name} ({c.provider})
+              </option>
+            ))}
+          </SelectField>
+        </Card>
+
+        <div className="flex justify-end gap-2">
+          <Link href={`/o/${org.slug}/components`} className="rounded-md px-3.5 py-2 text-sm font-medium text-slate-700 hover:bg-slate-100">
+            Cancel
+          </Link>
+          <Button type="submit" busy={create.isPending}>
+            Create component
+          </Button>
+        </div>
+      </form>
+    </>
+  );
+}

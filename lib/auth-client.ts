@@ -1,0 +1,4 @@
+"use client";
+import { createAuthClient } from "better-auth/react";
+
+export const authClient = createAuthClient();
