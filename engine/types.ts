@@ -89,6 +89,14 @@ export interface UiResourceAddr {
   resource_key: number | string | null;
 }
 
+export interface UiChange {
+  resource: UiResourceAddr;
+  action: ChangeAction;
+  reason?: string;
+  previous_resource?: UiResourceAddr;
+  importing?: { id: string };
+}
+
 interface UiBase {
   "@level": "info" | "warn" | "error";
   "@message": string;
@@ -100,10 +108,8 @@ export type UiMessage = UiBase &
   (
     | { type: "version"; tofu: string; ui: string; engine: "planton-builtin" }
     | { type: "log" }
-    | {
-        type: "planned_change" | "resource_drift";
-        change: { resource: UiResourceAddr; action: ChangeAction; reason?: string; previous_resource?: UiResourceAddr; importing?: { id: string } };
-      }
+    | { type: "planned_change"; change: UiChange }
+    | { type: "resource_drift"; change: UiChange }
     | {
         type: "change_summary";
         changes: { add: number; change: number; import: number; remove: number; forget: number; operation: "plan" | "apply" | "destroy" };
@@ -115,7 +121,8 @@ export type UiMessage = UiBase &
         hook: { resource: UiResourceAddr; action: ChangeAction; id_key?: string; id_value?: string; elapsed_seconds: number };
       }
     | { type: "apply_errored"; hook: { resource: UiResourceAddr; action: ChangeAction; elapsed_seconds: number } }
-    | { type: "refresh_start" | "refresh_complete"; hook: { resource: UiResourceAddr; id_key: string; id_value: string } }
+    | { type: "refresh_start"; hook: { resource: UiResourceAddr; id_key: string; id_value: string } }
+    | { type: "refresh_complete"; hook: { resource: UiResourceAddr; id_key: string; id_value: string } }
     | { type: "outputs"; outputs: Record<string, { sensitive: boolean; type?: unknown; value?: Value; action?: "create" | "update" | "delete" | "noop" }> }
     | { type: "diagnostic"; diagnostic: Diagnostic }
   );

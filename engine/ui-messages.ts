@@ -1,9 +1,9 @@
-import type { ChangeAction, ChangeSummary, Diagnostic, StateOutput, UiMessage, UiResourceAddr } from "./types";
+import type { UiChange, ChangeAction, ChangeSummary, Diagnostic, StateOutput, UiMessage, UiResourceAddr } from "./types";
 import { parseInstanceAddress } from "./state/state";
 import { ENGINE_VERSION, UI_VERSION } from "./version";
 
 type Emit = (line: UiMessage) => void;
-type Body = Omit<UiMessage, "@level" | "@message" | "@module" | "@timestamp">;
+type Body = UiMessage extends infer T ? (T extends unknown ? Omit<T, "@level" | "@message" | "@module" | "@timestamp"> : never) : never;
 
 export function resourceAddr(address: string): UiResourceAddr {
   const { type, name, index } = parseInstanceAddress(address);
@@ -56,7 +56,7 @@ export class Ui {
   }
 
   plannedChange(address: string, action: ChangeAction, extra: { reason?: string; previous?: string; importId?: string } = {}): void {
-    const change: Extract<UiMessage, { type: "planned_change" }>["change"] = { resource: resourceAddr(address), action };
+    const change: UiChange = { resource: resourceAddr(address), action };
     if (extra.reason) change.reason = extra.reason;
     if (extra.previous) change.previous_resource = resourceAddr(extra.previous);
     if (extra.importId !== undefined) change.importing = { id: extra.importId };

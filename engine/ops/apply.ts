@@ -1,0 +1,241 @@
+import { parseModule } from "../config/module";
+import { EngineError, StalePlanError } from "../errors";
+import { Graph, walk } from "../graph/graph";
+import { cloneState, findInstance, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
+import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, StateV4 } from "../types";
+import { Ui } from "../ui-messages";
+import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
+import { evaluateResourceConfig, makeScope, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
+import { evaluateOutputs, idOf } from "./refresh";
+import { providerAddress } from "../providers/provider";
+
+/** Refuses a plan made against a different state than the one we have now. */
+export function assertPlanFresh(plan: SavedPlan, state: StateV4 | null): void {
+  const fix = "Run a new preview, then apply it.";
+  if (plan.state_lineage === null) {
+    if (state) {
+      throw new StalePlanError(
+        `Saved plan is stale: the state was changed by another operation after the plan was created (plan made against no state, state is now serial ${state.serial}). ${fix}`,
+      );
+    }
+    return;
+  }
+  if (!state) throw new StalePlanError(`Saved plan is stale: the plan was made against serial ${plan.state_serial}, but there is no state now. ${fix}`);
+  if (state.lineage !== plan.state_lineage) {
+    throw new StalePlanError(`Saved plan does not match the state: it was made against state lineage ${plan.state_lineage}, but the state has lineage ${state.lineage}. ${fix}`);
+  }
+  if (state.serial !== plan.state_serial) {
+    throw new StalePlanError(
+      `Saved plan is stale: the state was changed by another operation after the plan was created (plan made against serial ${plan.state_serial}, state is now serial ${state.serial}). ${fix}`,
+    );
+  }
+}
+
+/** apply: executes exactly the saved plan, persisting state after every resource. */
+export async function apply(opts: ApplyOptions, saved: SavedPlan): Promise<ApplyResult> {
+  const ui = new Ui(opts.emit);
+  ui.version();
+  let ctx: OperationContext;
+  try {
+    assertPlanFresh(saved, opts.state);
+    const mod = parseModule(saved.configuration.files);
+    const variables = Object.fromEntries(Object.entries(saved.variables).map(([k, v]) => [k, v.value]));
+    ctx = await prepare(mod, { variables, providerConfig: opts.providerConfig, parallelism: opts.parallelism }, ui);
+  } catch (err) {
+    throw reportFailure(ui, err);
+  }
+  return applyWith(ctx, opts, saved);
+}
+
+async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: SavedPlan): Promise<ApplyResult> {
+  const { ui } = ctx;
+  const working = cloneState(saved.prior_state);
+  let lastPersisted = cloneState(saved.prior_state);
+  let persistChain: Promise<void> = Promise.resolve();
+  const diagnostics: Diagnostic[] = [];
+  const done: ChangeSummary = { add: 0, change: 0, import: 0, remove: 0, forget: 0 };
+
+  let bumped = false;
+  // Serialised, so snapshots reach storage in order; serial moves only when content changed.
+  const persist = (): Promise<void> => {
+    persistChain = persistChain.then(async () => {
+      const snapshot = cloneState(working);
+      const changed = !sameContent(snapshot, lastPersisted) || (!opts.state && !bumped);
+      snapshot.serial = lastPersisted.serial + (changed ? 1 : 0);
+      bumped ||= changed;
+      lastPersisted = snapshot;
+      await opts.persistState?.(cloneState(snapshot));
+    });
+    return persistChain;
+  };
+
+  // Moves and forgets only touch the state, so they happen before anything else.
+  for (const c of saved.resource_changes) {
+    if (c.previous_address && findInstance(working, c.previous_address) && !findInstance(working, c.address)) {
+      const it = listInstances(working).find((x) => x.address === c.previous_address)!;
+      setInstance(working, c.previous_address, it.resource.provider, null);
+      const { index_key: _ignored, ...rest } = it.instance;
+      setInstance(working, c.address, it.resource.provider, rest);
+    }
+    if (c.action === "forget") {
+      setInstance(working, c.address, "", null);
+      done.forget++;
+    }
+  }
+
+  const changes = saved.resource_changes.filter((c) => c.action !== "forget" && c.action !== "noop" && c.action !== "move");
+  const g = new Graph();
+  const byAddr = new Map(changes.map((c) => [c.address, c]));
+  const base = (a: string) => a.replace(/\[\d+\]$/, "");
+  const deletes = changes.filter((c) => c.action === "delete");
+  for (const c of changes) {
+    g.add(c.address);
+    if (c.action === "delete") {
+      // Delete dependents first: whoever depends on me must be gone before I go.
+      for (const d of deletes) if (d !== c && d.depends_on.includes(base(c.address))) g.connect(c.address, d.address);
+    } else {
+      for (const other of changes) {
+        if (other === c) continue;
+        if (other.action !== "delete" && c.depends_on.includes(base(other.address))) g.connect(c.address, other.address);
+      }
+      // Orphans go first, so a new object never collides with an old one still being removed.
+      for (const d of deletes) g.connect(c.address, d.address);
+    }
+  }
+
+  const result = await walk(
+    g,
+    async (addr) => {
+      const c = byAddr.get(addr)!;
+      try {
+        await applyChange(ctx, c, working, done);
+      } finally {
+        await persist();
+      }
+    },
+    { parallelism: ctx.parallelism, signal: opts.signal },
+  );
+
+  for (const [addr, err] of result.failed) {
+    const message = err instanceof Error ? err.message : String(err);
+    diagnostics.push({ severity: "error", summary: message.startsWith(addr) ? message : `${addr}: ${message}`, detail: "", address: addr });
+  }
+  working.outputs = saved.operation === "destroy" ? {} : evaluateOutputs(ctx, working);
+  await persist();
+  await persistChain;
+  for (const d of diagnostics) ui.diagnostic(d);
+  const status: ApplyResult["status"] = result.failed.size ? "errored" : result.aborted ? "cancelled" : "applied";
+  if (status === "cancelled") ui.log(`Apply cancelled: ${result.notStarted.length} resource(s) were not started; state was saved.`, "warn");
+  ui.summary(done, saved.operation === "destroy" ? "destroy" : "apply");
+  ui.outputs(lastPersisted.outputs);
+  return {
+    status,
+    state: lastPersisted,
+    outputs: lastPersisted.outputs,
+    summary: done,
+    diagnostics,
+    not_applied: [...result.skipped, ...result.notStarted].sort(),
+  };
+}
+
+async function applyChange(ctx: OperationContext, c: ResourceChange, working: StateV4, done: ChangeSummary): Promise<void> {
+  const p = ctx.providers.forType(c.type);
+  if (!p) throw new EngineError(`${c.address}: the builtin engine has no provider for "${c.type}"`);
+  const providerAddr = providerAddress(p.schema);
+  const current = findInstance(working, c.address);
+
+  const run = async (action: ChangeAction, id: ReturnType<typeof idOf>, fn: () => Promise<void>) => {
+    const started = Date.now();
+    ctx.ui.applyStart(c.address, action, action === "create" ? undefined : id);
+    try {
+      await fn();
+    } catch (err) {
+      ctx.ui.applyErrored(c.address, action, Math.round((Date.now() - started) / 1000));
+      throw err;
+    }
+    const now = findInstance(working, c.address);
+    ctx.ui.applyComplete(c.address, action, Math.round((Date.now() - started) / 1000), action === "delete" ? undefined : idOf(ctx, c.type, now?.attributes));
+  };
+
+  const destroy = async () => {
+    const prior = findInstance(working, c.address);
+    if (!prior) return;
+    await run("delete", idOf(ctx, c.type, prior.attributes), async () => {
+      await p.provider.apply({ address: c.address, type: c.type, prior: prior.attributes, planned: null });
+      setInstance(working, c.address, providerAddr, null);
+    });
+  };
+
+  const write = async (prior: Attrs | null, action: "create" | "update") => {
+    const r = ctx.mod.resources.get(c.address.replace(/\[\d+\]$/, ""));
+    if (!r) throw new EngineError(`${c.address}: the saved plan's configuration has no resource block for it; run a new preview`);
+    const index = parseInstanceAddress(c.address).index;
+    const scope = makeScope(ctx, stateValues(working), index);
+    const config = evaluateResourceConfig(ctx, r, p.resource, scope);
+    const resp = await p.provider.plan({ address: c.address, type: c.type, prior, config });
+    checkConsistent(c, resp.planned);
+    await run(action, idOf(ctx, c.type, prior), async () => {
+      const res = await p.provider.apply({ address: c.address, type: c.type, prior, planned: resp.planned });
+      if (!res.state) throw new EngineError(`${c.address}: the provider returned no object after ${action}`);
+      setInstance(working, c.address, providerAddr, {
+        schema_version: p.resource.version,
+        attributes: res.state,
+        sensitive_attributes: sensitivePaths(p.resource),
+        dependencies: c.depends_on,
+      });
+    });
+  };
+
+  if (c.change.importing && !current) {
+    const attrs = c.change.before as Attrs;
+    await run("import", { key: "id", value: c.change.importing.id }, async () => {
+      setInstance(working, c.address, providerAddr, { schema_version: p.resource.version, attributes: attrs, sensitive_attributes: sensitivePaths(p.resource), dependencies: c.depends_on });
+    });
+    done.import++;
+  }
+
+  switch (c.action) {
+    case "import":
+      return;
+    case "create":
+      await write(null, "create");
+      done.add++;
+      return;
+    case "update":
+      await write(findInstance(working, c.address)?.attributes ?? null, "update");
+      done.change++;
+      return;
+    case "replace":
+      await destroy();
+      done.remove++;
+      await write(null, "create");
+      done.add++;
+      return;
+    case "delete":
+      await destroy();
+      done.remove++;
+      return;
+    default:
+      return;
+  }
+}
+
+/** Values known at plan time must come out the same at apply time (OpenTofu: "inconsistent final plan"). */
+function checkConsistent(c: ResourceChange, now: Attrs): void {
+  const planned = joinUnknowns(c.change.after, c.change.after_unknown) as Attrs;
+  for (const [k, v] of Object.entries(planned ?? {})) {
+    if (isUnknown(v) || containsUnknownDeep(v)) continue;
+    if (!deepEqual(v, now[k] ?? null)) {
+      throw new EngineError(
+        `${c.address}: Provider produced inconsistent final plan: "${k}" was planned as ${JSON.stringify(v)} but is now ${JSON.stringify(now[k] ?? null)}. Run a new preview, then apply it.`,
+      );
+    }
+  }
+}
+
+function containsUnknownDeep(v: Value): boolean {
+  if (isUnknown(v)) return true;
+  if (Array.isArray(v)) return v.some(containsUnknownDeep);
+  if (v && typeof v === "object") return Object.values(v).some(containsUnknownDeep);
+  return false;
+}
