@@ -278,7 +278,10 @@ class Parser {
       }
       const value = this.expression();
       items.push({ key, value });
-      if (this.isPunct(",")) this.next();
+      if (this.isPunct(",")) {
+        this.next();
+        continue;
+      }
       const after = this.peek();
       if (!(after.kind === "newline" || (after.kind === "punct" && after.value === "}"))) {
         this.fail(`Expected a newline or "," after the object item but found ${describe(after)}`, after.range);

@@ -1,0 +1,33 @@
+import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { StateV4, UiMessage } from "../types";
+
+export const CATALOG = path.resolve(import.meta.dirname, "../../catalog/modules");
+
+export async function tempDir(prefix = "planton-engine-"): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/** Writes a module folder from a map of file name → text. */
+export async function writeModule(files: Record<string, string>): Promise<string> {
+  const dir = await tempDir("planton-module-");
+  await mkdir(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  return dir;
+}
+
+/** Collects UI lines, and asserts each one survives JSON (as it must, to cross a process boundary). */
+export function collector(): { lines: UiMessage[]; emit: (l: UiMessage) => void; ofType: <T extends UiMessage["type"]>(t: T) => Extract<UiMessage, { type: T }>[] } {
+  const lines: UiMessage[] = [];
+  return {
+    lines,
+    emit: (l) => lines.push(JSON.parse(JSON.stringify(l)) as UiMessage),
+    ofType: (t) => lines.filter((l) => l.type === t) as never,
+  };
+}
+
+export function persisted(): { states: StateV4[]; persistState: (s: StateV4) => Promise<void> } {
+  const states: StateV4[] = [];
+  return { states, persistState: async (s) => void states.push(s) };
+}
