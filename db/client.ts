@@ -27,7 +27,7 @@ export interface OpenOptions {
   migrate?: boolean;
 }
 
-export const MIGRATIONS_FOLDER = path.join(process.cwd(), "db", "migrations");
+export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd(), "db", "migrations");
 
 export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHandle> {
   const handle = opts.url ? await openPostgres(opts.url) : await openPglite(opts.dataDir ?? defaultPgliteDir());
@@ -36,7 +36,7 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHand
 }
 
 export function defaultDataDir(): string {
-  return path.resolve(process.env.PLANTON_DATA_DIR ?? ".data");
+  return path.resolve(/*turbopackIgnore: true*/ process.env.PLANTON_DATA_DIR ?? ".data");
 }
 
 function defaultPgliteDir(): string {

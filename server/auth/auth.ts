@@ -18,7 +18,12 @@ export function createAuth(db: Database) {
     secret: process.env.BETTER_AUTH_SECRET ?? sha256Hex(Buffer.concat([serverKey(), Buffer.from("auth")])),
     baseURL: process.env.PLANTON_URL,
     // The console is served from the same origin it signs in on, whichever host name reaches it.
-    trustedOrigins: (request) => (request ? [new URL(request.url).origin] : []),
+    trustedOrigins: (request) => {
+      const origins = process.env.PLANTON_URL ? [new URL(process.env.PLANTON_URL).origin] : [];
+      const host = request?.headers.get("x-forwarded-host") ?? request?.headers.get("host");
+      if (request && host) origins.push(`${request.headers.get("x-forwarded-proto") ?? new URL(request.url).protocol.slice(0, -1)}://${host}`);
+      return origins;
+    },
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
     rateLimit: { enabled: process.env.PLANTON_AUTH_RATE_LIMIT !== "off", window: 60, max: 600, customRules: { "/sign-in/email": { window: 60, max: 60 } } },
