@@ -1,0 +1,170 @@
+// The runner protocol (REST, /api/runner/v1): the only thing a runner and the server share.
+// Runners never import server code; the server never reaches into a runner.
+import { z } from "zod";
+
+export const RUNNER_API = "/api/runner/v1";
+
+export const OPERATIONS = ["refresh", "preview", "update", "destroy", "destroy_preview", "import"] as const;
+export type JobOperationKind = (typeof OPERATIONS)[number];
+
+/** The steps a job runs; which ones a job gets depends on its operation and its flow-control policy. */
+export const STEP_NAMES = ["init", "refresh", "preview", "apply", "destroy", "import"] as const;
+export type StepName = (typeof STEP_NAMES)[number];
+
+export const JOB_STATUSES = ["queued", "running", "awaiting_approval", "completed"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const JOB_RESULTS = ["tbd", "succeeded", "failed", "cancelled", "skipped"] as const;
+export type JobResult = (typeof JOB_RESULTS)[number];
+
+// ── Progress events ────────────────────────────────────────────────────────────────────────────
+export const EVENT_TYPES = ["job_status", "operation_status", "log", "resource", "diagnostic", "summary", "outputs"] as const;
+export type ProgressEventType = (typeof EVENT_TYPES)[number];
+
+export const RESOURCE_ACTIONS = ["create", "update", "delete", "replace", "read", "import", "move", "forget", "noop"] as const;
+export const RESOURCE_PHASES = ["planned", "drift", "start", "progress", "complete", "errored"] as const;
+
+/** One event as a runner uploads it: `seq` is the runner's own, per job attempt, starting at 1. */
+export const uploadedEvent = z.object({
+  seq: z.number().int().positive(),
+  ts: z.string(),
+  /** The step this event belongs to (init, refresh, preview, apply, destroy, import), or null for job-level. */
+  operation: z.enum(STEP_NAMES).nullable(),
+  type: z.enum(EVENT_TYPES),
+  payload: z.record(z.string(), z.unknown()),
+});
+export type UploadedEvent = z.infer<typeof uploadedEvent>;
+
+/** Payload shapes, per type (documentation for both sides; validated loosely). */
+export interface LogPayload {
+  /** One raw line, ANSI colours allowed. */
+  line: string;
+  stream?: "stdout" | "stderr";
+}
+export interface ResourcePayload {
+  address: string;
+  type: string;
+  action: (typeof RESOURCE_ACTIONS)[number];
+  phase: (typeof RESOURCE_PHASES)[number];
+  before?: unknown;
+  after?: unknown;
+  message?: string;
+  elapsedSeconds?: number;
+}
+export interface SummaryPayload {
+  /** The engine command that ran, e.g. `builtin apply`, `tofu apply`, `pulumi up`. */
+  command: string;
+  add: number;
+  change: number;
+  remove: number;
+  import?: number;
+  /** Deletes shown but not carried out under delete protection. */
+  skippedDeletes?: number;
+}
+export interface OutputsPayload {
+  /** Sensitive values appear only as `$secret/<name>` references. */
+  outputs: Record<string, { value: unknown; sensitive: boolean }>;
+}
+
+/** An event as the server stores and streams it: `seq` is the job's own, gap-free, from 1. */
+export interface ProgressEvent {
+  seq: number;
+  ts: string;
+  operation: StepName | null;
+  type: ProgressEventType;
+  payload: Record<string, unknown>;
+}
+
+// ── What a claim hands the runner ──────────────────────────────────────────────────────────────
+export interface IacInput {
+  jobId: string;
+  orgId: string;
+  component: { id: string; name: string; kind: string; environment: string };
+  operation: JobOperationKind;
+  /** The steps to run, in order, after flow control edited the list. Skipped steps are not included. */
+  steps: StepName[];
+  module: {
+    name: string;
+    version: string;
+    provisioner: "builtin" | "tofu" | "terraform" | "pulumi";
+    source: string;
+    /** The module's files, relative path → content. */
+    files: Record<string, string>;
+    /** SHA-256 of the canonical bundle (sorted paths, each `path\0content\0`). */
+    sha256: string;
+  };
+  /** Variables from the component's spec; secrets only as `$secret/<name>` references the runner resolves. */
+  variables: Record<string, unknown>;
+  connection: { name: string; provider: string; mode: "stored" | "runner"; config: Record<string, unknown> } | null;
+  backend: { id: string; name: string; kind: string; config: Record<string, unknown> };
+  policy: { manualStart: boolean; skipRefresh: boolean; previewBeforeApply: boolean; pauseBeforeApply: boolean; protectDeletes: boolean };
+  /** For import jobs: resource address and provider id. */
+  import?: { address: string; id: string };
+  /** When resuming after an approval: the reviewed plan to apply and its checksum. */
+  approvedPlan?: { artifactId: string; sha256: string };
+  parallelism: number;
+}
+
+export interface ClaimResponse {
+  job: { id: string; operation: JobOperationKind };
+  attemptId: string;
+  /** The job credential: bearer token for every /jobs/{id}/… call; scoped to this job, one hour at most. */
+  credential: { token: string; expiresAt: string };
+  input: IacInput;
+}
+
+export const claimRequest = z.object({
+  /** How many more jobs this runner can take now. */
+  capacity: z.number().int().min(1).max(64).default(1),
+  /** Long-poll: how long the server may hold the request open when there is no work. */
+  waitSeconds: z.number().int().min(0).max(60).default(25),
+  version: z.string().optional(),
+});
+
+export interface HeartbeatResponse {
+  /** `cancel`: stop at the next step boundary. `none`: carry on. */
+  signal: "none" | "cancel";
+  leaseExpiresAt: string;
+  /** A renewed credential when the old one is close to expiry (only while the job runs). */
+  credential?: { token: string; expiresAt: string };
+}
+
+export const stepStartRequest = z.object({ attemptId: z.string() });
+/** `proceed: false` means the job was cancelled: mark nothing, stop. */
+export interface StepStartResponse {
+  proceed: boolean;
+}
+
+export const stepFinishRequest = z.object({
+  attemptId: z.string(),
+  result: z.enum(["succeeded", "failed"]),
+  /** Why it failed, in the product's words. */
+  reason: z.string().optional(),
+  /** For preview steps: the saved plan artifact and its checksum. */
+  plan: z.object({ artifactId: z.string(), sha256: z.string(), summary: z.record(z.string(), z.unknown()) }).optional(),
+});
+/** What the runner does next: run the following step, stop (job paused for approval, cancelled, or done). */
+export interface StepFinishResponse {
+  next: "continue" | "stop";
+}
+
+export const attemptEndRequest = z.object({
+  attemptId: z.string(),
+  exitCode: z.number().int(),
+  reason: z.string().optional(),
+});
+
+// Routes (all JSON unless noted; runner token = `Authorization: Bearer rnr_…`, job credential = `Bearer jcr_…`):
+//   POST {RUNNER_API}/claim                                   runner token   claimRequest → 200 ClaimResponse | 204
+//   POST {RUNNER_API}/jobs/{jobId}/heartbeat                  credential     {attemptId} → HeartbeatResponse
+//   POST {RUNNER_API}/jobs/{jobId}/events                     credential     {attemptId, events: UploadedEvent[]} → {acceptedThrough: seq}
+//   POST {RUNNER_API}/jobs/{jobId}/steps/{step}/start         credential     stepStartRequest → StepStartResponse
+//   POST {RUNNER_API}/jobs/{jobId}/steps/{step}/finish        credential     stepFinishRequest → StepFinishResponse
+//   POST {RUNNER_API}/jobs/{jobId}/artifacts?kind=&name=      credential     raw bytes, header `Digest: sha-256=<base64>` → {artifactId, sha256}
+//   GET  {RUNNER_API}/jobs/{jobId}/artifacts/{artifactId}     credential     → bytes with `Digest: sha-256=…`
+//   POST {RUNNER_API}/jobs/{jobId}/state/lock                 credential     LockInfo → 200 | 409 {lock: LockInfo, message}
+//   DELETE {RUNNER_API}/jobs/{jobId}/state/lock?id=           credential     → 200
+//   GET  {RUNNER_API}/jobs/{jobId}/state                      credential     → state JSON | 204 when none
+//   PUT  {RUNNER_API}/jobs/{jobId}/state?lockId=              credential     state JSON → 200
+//   GET  {RUNNER_API}/jobs/{jobId}/secrets/{name}             credential     → {value} (only secrets the job references)
+//   POST {RUNNER_API}/jobs/{jobId}/outputs                    credential     {attemptId, outputs: {name: {value, sensitive}}} → OutputsPayload (sensitive → `$secret/…`)
+//   POST {RUNNER_API}/jobs/{jobId}/attempt/end                credential     attemptEndRequest → 200
