@@ -170,11 +170,12 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
     const r = ctx.mod.resources.get(c.address.replace(/\[\d+\]$/, ""));
     if (!r) throw new EngineError(`${c.address}: the saved plan's configuration has no resource block for it; run a new preview`);
     const index = parseInstanceAddress(c.address).index;
-    const scope = makeScope(ctx, stateValues(working), index);
-    const config = evaluateResourceConfig(ctx, r, p.resource, scope);
-    const resp = await p.provider.plan({ address: c.address, type: c.type, prior, config });
-    checkConsistent(c, resp.planned);
     await run(action, idOf(ctx, c.type, prior), async () => {
+      // Re-plan with the values upstream resources now have; known planned values must not move.
+      const scope = makeScope(ctx, stateValues(working), index);
+      const config = evaluateResourceConfig(ctx, r, p.resource, scope);
+      const resp = await p.provider.plan({ address: c.address, type: c.type, prior, config });
+      checkConsistent(c, resp.planned);
       const res = await p.provider.apply({ address: c.address, type: c.type, prior, planned: resp.planned });
       if (!res.state) throw new EngineError(`${c.address}: the provider returned no object after ${action}`);
       setInstance(working, c.address, providerAddr, {
