@@ -246,7 +246,8 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   for (const c of changes) {
     if (c.action === "noop") continue;
     ui.plannedChange(c.address, c.action, {
-      reason: c.action_reason === "replace_because_cannot_update" ? "cannot_update" : c.action_reason ? c.action_reason.replace(/^delete_because_/, "delete_because_") : undefined,
+      // OpenTofu's UI names a replace's reason "cannot_update"; delete reasons keep their plan names.
+      reason: c.action_reason === "replace_because_cannot_update" ? "cannot_update" : c.action_reason,
       previous: c.previous_address,
       importId: c.change.importing?.id,
     });

@@ -1,6 +1,6 @@
 import { evaluate } from "../config/evaluate";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, emptyState, instanceAddress, listInstances, sameContent, setInstance } from "../state/state";
+import { cloneState, emptyState, listInstances, sameContent, setInstance } from "../state/state";
 import type { EngineOptions, RefreshResult, ResourceChange, StateOutput, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { containsUnknown, ctyType, deepEqual, type Attrs } from "../values";
@@ -114,4 +114,3 @@ export async function refresh(opts: EngineOptions): Promise<RefreshResult> {
   }
 }
 
-export { instanceAddress };
