@@ -31,6 +31,7 @@ export function createAuth(db: Database) {
       database: { generateId: ({ model }) => newId(MODEL_ID_KIND[model] ?? "verification") },
     },
     telemetry: { enabled: false },
+    logger: { level: "error" },
   });
 }
 

@@ -7,7 +7,12 @@ import { PlantonError } from "../errors";
 import { getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
 import type { Context } from "./context";
 
-const t = initTRPC.context<Context>().create({
+/** `requires` is the least role a procedure needs; the permission tests read it. */
+export interface ProcedureMeta {
+  requires?: Role;
+}
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
@@ -56,7 +61,10 @@ export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
 
 /** A procedure in one organization (`input.org` is its slug) that needs at least `need`. */
 function orgProcedure(need: Role) {
-  return authedProcedure.input(z.object({ org: z.string().min(1) })).use(async ({ ctx, input, next }) => {
+  return authedProcedure
+    .meta({ requires: need })
+    .input(z.object({ org: z.string().min(1) }))
+    .use(async ({ ctx, input, next }) => {
     const org = await getOrganizationBySlug(ctx.db, input.org);
     const role = org ? await membershipOf(ctx.db, org.id, ctx.caller.userId) : null;
     if (!org || !role || (ctx.caller.tokenOrgId && ctx.caller.tokenOrgId !== org.id)) {

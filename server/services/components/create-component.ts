@@ -43,12 +43,14 @@ export async function connectionForKind(db: Queryable, orgId: string, kind: Cata
   if (!conn) throw notFound(`Connection ${name}`, "Pick one from the list, or create it in Settings → Connections.");
   if (conn.provider !== kind.provider) {
     throw badRequest(
-      `Connection ${name} is a ${conn.provider} connection, but ${kind.kind} deploys through a ${kind.provider} connection. Pick a ${kind.provider} connection, or create one in Settings → Connections.`,
+      `Connection ${name} is ${article(conn.provider)} ${conn.provider} connection, but ${kind.kind} deploys through ${article(kind.provider)} ${kind.provider} connection. Pick ${article(kind.provider)} ${kind.provider} connection, or create one in Settings → Connections.`,
       "connection",
     );
   }
   return conn;
 }
+
+const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
 
 export async function stateBackendByName(db: Queryable, orgId: string, name: string) {
   const [b] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.name, name)));
