@@ -1,4 +1,4 @@
-import type { SourceRange } from "../config/ast";
+import type { Expr, SourceRange } from "../config/ast";
 import { evaluate, references, type EvalScope } from "../config/evaluate";
 import { convertToType, loadModule, type Module, type ResourceConfig } from "../config/module";
 import { ConfigError, EngineError } from "../errors";
@@ -34,6 +34,7 @@ export async function prepare(
   checkResources(mod, providers);
   const graph = buildGraph(mod);
   graph.assertAcyclic();
+  checkSensitiveOutputs(mod, providers);
   const resourceDeps = new Map<string, string[]>();
   for (const addr of mod.resources.keys()) {
     resourceDeps.set(addr, [...graph.ancestors(addr)].filter((n) => mod.resources.has(n)).sort());
@@ -101,6 +102,66 @@ function checkResources(mod: Module, providers: ProviderSet): void {
         throw new ConfigError(`Missing required argument: the argument "${name}" is required in ${r.address}, but no definition was found`, r.range);
       }
     }
+  }
+}
+
+/** Like OpenTofu, an output that shows a sensitive value must itself be marked sensitive. */
+function checkSensitiveOutputs(mod: Module, providers: ProviderSet): void {
+  for (const o of mod.outputs.values()) {
+    if (o.sensitive) continue;
+    for (const ref of sensitiveReferences(o.expr, mod, providers)) {
+      throw new ConfigError(
+        `Output refers to sensitive values: output "${o.name}" shows ${ref}, which is sensitive`,
+        o.range,
+        `Add sensitive = true to output "${o.name}" so its value is redacted in logs and the console.`,
+      );
+    }
+  }
+}
+
+function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): string[] {
+  const found: string[] = [];
+  const visit = (e: Expr): void => {
+    if (e.kind === "scope") {
+      const [first, ...rest] = e.steps;
+      if (first?.kind !== "attr") return;
+      if (e.root === "var" && mod.variables.get(first.name)?.sensitive) found.push(`var.${first.name}`);
+      const r = mod.resources.get(`${e.root}.${first.name}`);
+      if (r) {
+        const schema = providers.forType(r.type)?.resource;
+        const attrStep = rest.find((s) => s.kind === "attr");
+        if (!attrStep) {
+          if (schema && Object.values(schema.attributes).some((a) => a.sensitive)) found.push(r.address);
+        } else if (attrStep.kind === "attr" && schema?.attributes[attrStep.name]?.sensitive) found.push(`${r.address}.${attrStep.name}`);
+      }
+      return;
+    }
+    for (const child of childExprs(e)) visit(child);
+  };
+  visit(expr);
+  return found;
+}
+
+function childExprs(e: Expr): Expr[] {
+  switch (e.kind) {
+    case "template":
+      return e.parts.filter((p): p is Expr => typeof p !== "string");
+    case "tuple":
+      return e.items;
+    case "object":
+      return e.items.flatMap((i) => [i.key, i.value]);
+    case "postfix":
+      return [e.target];
+    case "call":
+      return e.args;
+    case "unary":
+      return [e.operand];
+    case "binary":
+      return [e.left, e.right];
+    case "conditional":
+      return [e.cond, e.then, e.else];
+    default:
+      return [];
   }
 }
 

@@ -37,6 +37,7 @@ describe("variables and validation", () => {
       [`resource "random_id" "p" {}\n`, /^main\.tf:1: Missing required argument: the argument "byte_length" is required in random_id\.p/],
       [`output "o" {\n  value = var.missing\n}\n`, /^main\.tf:2: Reference to undeclared input variable: no variable named "missing"/],
       [`output "o" {\n  value = random_pet.nope.id\n}\n`, /^main\.tf:2: Reference to undeclared resource/],
+      [`resource "random_password" "p" {\n  length = 8\n}\n\noutput "pw" {\n  value = "pw: \${random_password.p.result}"\n}\n`, /^main\.tf:5: Output refers to sensitive values: output "pw" shows random_password\.p\.result/],
     ];
     for (const [text, expected] of cases) {
       const r = await validate(await writeModule({ "main.tf": text }));
