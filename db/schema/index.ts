@@ -8,3 +8,4 @@ export * from "./flow-control";
 export * from "./components";
 export * from "./runners";
 export * from "./audit";
+export * from "./jobs";

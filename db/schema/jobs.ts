@@ -1,0 +1,156 @@
+// Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
+// attempts; and the Planton-managed state of each component.
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt, ts, updatedAt } from "./common";
+import { infraComponents } from "./components";
+import { organizations } from "./organizations";
+
+/** Status and result are text checked by server/services/jobs/lifecycle.ts, the one writer of both. */
+export const infraJobs = pgTable(
+  "infra_jobs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
+    operation: text("operation").notNull(),
+    status: text("status").notNull(),
+    result: text("result").notNull(),
+    /** Why the job ended the way it did, in the product's words (preflight, runner lost, a step's failure). */
+    reason: text("reason"),
+    versionMessage: text("version_message").notNull().default(""),
+    createdBy: text("created_by"),
+    createdByLabel: text("created_by_label").notNull().default("system"),
+    rerunOf: text("rerun_of"),
+    /** The four essentials and the authorization check, as `PreflightReport`. */
+    preflight: jsonb("preflight").notNull(),
+    /** `IacInput` of lib/runner-protocol.ts, minus what a claim adds; null when preflight failed before it could be built. */
+    iacInput: jsonb("iac_input"),
+    moduleSha256: text("module_sha256"),
+    backendId: text("backend_id"),
+    policy: jsonb("policy"),
+    /** For import jobs: `{address, id}`. */
+    importTarget: jsonb("import_target"),
+    /** Sensitive values only as `$secret/…` references. */
+    outputs: jsonb("outputs"),
+    /** The last progress event's seq: appends take the row lock, so seqs stay gap-free. */
+    eventSeq: integer("event_seq").notNull().default(0),
+    cancelRequestedAt: ts("cancel_requested_at"),
+    cancelRequestedBy: text("cancel_requested_by"),
+    runnerId: text("runner_id"),
+    leaseExpiresAt: ts("lease_expires_at"),
+    currentAttemptId: text("current_attempt_id"),
+    createdAt: createdAt(),
+    startedAt: ts("started_at"),
+    pausedAt: ts("paused_at"),
+    resumedAt: ts("resumed_at"),
+    completedAt: ts("completed_at"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("infra_jobs_org_time_idx").on(t.orgId, t.createdAt),
+    index("infra_jobs_component_idx").on(t.componentId, t.createdAt),
+    index("infra_jobs_status_idx").on(t.status, t.createdAt),
+  ],
+);
+
+/** One step of a job (init, refresh, preview, apply, destroy, import), in order. */
+export const jobOperations = pgTable(
+  "job_operations",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    step: text("step").notNull(),
+    ordinal: integer("ordinal").notNull(),
+    status: text("status").notNull(),
+    result: text("result").notNull(),
+    reason: text("reason"),
+    /** For a preview: `{artifactId, sha256, summary}` of the saved plan. */
+    plan: jsonb("plan"),
+    /** Pause after this step succeeds (pause_before_apply on a preview). */
+    pauseAfter: integer("pause_after").notNull().default(0),
+    startedAt: ts("started_at"),
+    endedAt: ts("ended_at"),
+  },
+  (t) => [uniqueIndex("job_operations_job_ordinal_uq").on(t.jobId, t.ordinal)],
+);
+
+export const progressEvents = pgTable(
+  "progress_events",
+  {
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    ts: ts("ts").notNull(),
+    operation: text("operation"),
+    type: text("type").notNull(),
+    payload: jsonb("payload").notNull(),
+    /** Set for runner uploads: (job, attempt, runner seq) makes a retried batch a no-op. */
+    attemptId: text("attempt_id"),
+    runnerSeq: integer("runner_seq"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] }), uniqueIndex("progress_events_runner_seq_uq").on(t.jobId, t.attemptId, t.runnerSeq)],
+);
+
+/** Plan files, logs, state snapshots and IaC inputs, with their SHA-256. Bytes are base64 text (same on both drivers). */
+export const artifacts = pgTable(
+  "artifacts",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    name: text("name").notNull(),
+    sha256: text("sha256").notNull(),
+    size: integer("size").notNull(),
+    content: text("content").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("artifacts_job_idx").on(t.jobId)],
+);
+
+/** Who let a paused job carry on, bound to the plan they reviewed; one per pause (job, step ordinal). */
+export const approvals = pgTable(
+  "approvals",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    /** The ordinal of the step the job continues from. */
+    pauseOrdinal: integer("pause_ordinal").notNull(),
+    userId: text("user_id"),
+    userLabel: text("user_label").notNull(),
+    planSha256: text("plan_sha256"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("approvals_job_pause_uq").on(t.jobId, t.pauseOrdinal)],
+);
+
+export const runnerAttempts = pgTable(
+  "runner_attempts",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    runnerId: text("runner_id").notNull(),
+    credentialId: text("credential_id").notNull(),
+    startedAt: createdAt(),
+    endedAt: ts("ended_at"),
+    exitCode: integer("exit_code"),
+    reason: text("reason"),
+  },
+  (t) => [index("runner_attempts_job_idx").on(t.jobId)],
+);
+
+/** A component's Planton-managed state (OpenTofu v4 JSON) and its lock. */
+export const stateObjects = pgTable("state_objects", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  componentId: text("component_id").notNull().unique().references(() => infraComponents.id, { onDelete: "cascade" }),
+  backendId: text("backend_id").notNull(),
+  key: text("key").notNull(),
+  lineage: text("lineage"),
+  serial: integer("serial"),
+  checksum: text("checksum"),
+  state: jsonb("state"),
+  /** OpenTofu lock info (ID, Path, Operation, Who, Version, Created, Info); null when unlocked. */
+  lockInfo: jsonb("lock_info"),
+  lockedByJob: text("locked_by_job"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
