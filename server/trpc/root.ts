@@ -5,6 +5,10 @@ import { componentsRouter } from "./routers/components";
 import { environmentsRouter } from "./routers/environments";
 import { flowControlRouter } from "./routers/flow-control";
 import { meRouter } from "./routers/me";
+import { apiTokensRouter } from "./routers/api-tokens";
+import { membersRouter } from "./routers/members";
+import { secretsRouter } from "./routers/secrets";
+import { variablesRouter } from "./routers/variables";
 
 export const appRouter = router({
   me: meRouter,
@@ -13,6 +17,10 @@ export const appRouter = router({
   connections: connectionsRouter,
   environments: environmentsRouter,
   flowControl: flowControlRouter,
+  secrets: secretsRouter,
+  variables: variablesRouter,
+  members: membersRouter,
+  apiTokens: apiTokensRouter,
 });
 
 export type AppRouter = typeof appRouter;
