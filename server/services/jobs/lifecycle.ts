@@ -1,0 +1,161 @@
+// The Infra Job lifecycle: which steps a job gets, and every legal move of a job's or a step's
+// status and result. Pure: no I/O. Every writer of job or step status goes through it.
+import type { JobOperationKind, JobResult, JobStatus, StepName } from "@/lib/runner-protocol";
+import { OPERATIONS } from "@/lib/runner-protocol";
+import type { PolicyToggles } from "../settings/flow-control";
+
+export interface Phase {
+  status: JobStatus;
+  result: JobResult;
+}
+
+export class IllegalTransitionError extends Error {
+  constructor(
+    readonly subject: "job" | "step",
+    readonly from: Phase,
+    readonly event: string,
+  ) {
+    super(`A ${subject} that is ${from.status}/${from.result} cannot ${event}.`);
+    this.name = "IllegalTransitionError";
+  }
+}
+
+/** The steps each operation runs before flow control edits them (ARCHITECTURE.md). */
+export const OPERATION_STEPS: Record<JobOperationKind, StepName[]> = {
+  refresh: ["init", "refresh"],
+  preview: ["init", "refresh", "preview"],
+  update: ["init", "refresh", "preview", "apply"],
+  destroy_preview: ["init", "refresh", "preview"],
+  destroy: ["init", "refresh", "preview", "destroy"],
+  import: ["init", "import", "refresh"],
+};
+
+export function isOperation(value: string): value is JobOperationKind {
+  return (OPERATIONS as readonly string[]).includes(value);
+}
+
+export const unknownOperationMessage = (value: string) =>
+  `Unknown Operation "${value}": use one of ${OPERATIONS.join(", ")}. No job was created.`;
+
+export interface PlannedStep extends Phase {
+  step: StepName;
+  ordinal: number;
+  reason: string | null;
+  /** The job pauses for approval after this step succeeds. */
+  pauseAfter: boolean;
+}
+
+export interface JobPlan {
+  steps: PlannedStep[];
+  /** queued, or awaiting_approval when manual_start holds it before anything runs. */
+  initial: Phase;
+}
+
+/** The job's steps for an operation, edited by the resolved flow-control policy. */
+export function planJob(operation: JobOperationKind, policy: PolicyToggles): JobPlan {
+  let names = OPERATION_STEPS[operation];
+  const changes = operation === "update" || operation === "destroy";
+  if (changes && !policy.previewBeforeApply) names = names.filter((s) => s !== "preview");
+  const steps = names.map((step, ordinal): PlannedStep => {
+    const skipped = step === "refresh" && policy.skipRefresh;
+    return {
+      step,
+      ordinal,
+      status: skipped ? "completed" : "queued",
+      result: skipped ? "skipped" : "tbd",
+      reason: skipped ? "skip_refresh is on in the flow-control policy" : null,
+      // Only a preview that something is applied from can pause: there is a plan to review.
+      pauseAfter: step === "preview" && changes && policy.pauseBeforeApply,
+    };
+  });
+  return { steps, initial: { status: policy.manualStart ? "awaiting_approval" : "queued", result: "tbd" } };
+}
+
+/** A job whose preflight failed: ends at once, its steps skipped, nothing runs. */
+export function planFailedPreflight(operation: JobOperationKind, policy: PolicyToggles): JobPlan {
+  const { steps } = planJob(operation, policy);
+  return {
+    initial: { status: "completed", result: "failed" },
+    steps: steps.map((s) => ({ ...s, status: "completed", result: "skipped", reason: "preflight failed; nothing ran" })),
+  };
+}
+
+// ── Job transitions ────────────────────────────────────────────────────────────────────────────
+export const JOB_EVENTS = ["claim", "pause", "approve", "succeed", "fail", "cancel", "finish_cancelled"] as const;
+export type JobEvent = (typeof JOB_EVENTS)[number];
+
+const key = (p: Phase) => `${p.status}/${p.result}`;
+
+/** from → event → to. Anything not listed is illegal. */
+const JOB_TABLE: Record<string, Partial<Record<JobEvent, Phase>>> = {
+  "queued/tbd": {
+    claim: { status: "running", result: "tbd" },
+    cancel: { status: "completed", result: "cancelled" },
+  },
+  "running/tbd": {
+    pause: { status: "awaiting_approval", result: "tbd" },
+    succeed: { status: "completed", result: "succeeded" },
+    fail: { status: "completed", result: "failed" },
+    // A running job is only flagged by cancel; it ends cancelled when its in-flight step is done.
+    finish_cancelled: { status: "completed", result: "cancelled" },
+  },
+  "awaiting_approval/tbd": {
+    approve: { status: "queued", result: "tbd" },
+    cancel: { status: "completed", result: "cancelled" },
+  },
+};
+
+export function jobTransition(from: Phase, event: JobEvent): Phase {
+  const to = JOB_TABLE[key(from)]?.[event];
+  if (!to) throw new IllegalTransitionError("job", from, event);
+  return to;
+}
+
+export const canJob = (from: Phase, event: JobEvent) => !!JOB_TABLE[key(from)]?.[event];
+
+// ── Step transitions ───────────────────────────────────────────────────────────────────────────
+export const STEP_EVENTS = ["start", "succeed", "fail", "skip", "cancel"] as const;
+export type StepEvent = (typeof STEP_EVENTS)[number];
+
+const STEP_TABLE: Record<string, Partial<Record<StepEvent, Phase>>> = {
+  "queued/tbd": {
+    start: { status: "running", result: "tbd" },
+    skip: { status: "completed", result: "skipped" },
+    cancel: { status: "completed", result: "cancelled" },
+  },
+  // An in-flight step always finishes: cancel never interrupts it.
+  "running/tbd": {
+    succeed: { status: "completed", result: "succeeded" },
+    fail: { status: "completed", result: "failed" },
+  },
+};
+
+export function stepTransition(from: Phase, event: StepEvent): Phase {
+  const to = STEP_TABLE[key(from)]?.[event];
+  if (!to) throw new IllegalTransitionError("step", from, event);
+  return to;
+}
+
+export const canStep = (from: Phase, event: StepEvent) => !!STEP_TABLE[key(from)]?.[event];
+
+/** Every status/result pair, for exhaustive tests and validation. */
+export const ALL_PHASES: Phase[] = (["queued", "running", "awaiting_approval", "completed"] as const).flatMap((status) =>
+  (["tbd", "succeeded", "failed", "cancelled", "skipped"] as const).map((result) => ({ status, result })),
+);
+
+// ── What happens after a step ends ─────────────────────────────────────────────────────────────
+export type AfterStep =
+  | { job: "continue" }
+  | { job: "pause" }
+  | { job: "succeed" }
+  | { job: "fail"; rest: "skip" }
+  | { job: "finish_cancelled"; rest: "cancel" };
+
+/** Decides the job's next move once a step has finished, from the step's result and whether cancel was asked for. */
+export function afterStep(opts: { result: "succeeded" | "failed"; cancelRequested: boolean; pauseAfter: boolean; remaining: number }): AfterStep {
+  if (opts.cancelRequested) return { job: "finish_cancelled", rest: "cancel" };
+  if (opts.result === "failed") return { job: "fail", rest: "skip" };
+  if (opts.remaining === 0) return { job: "succeed" };
+  if (opts.pauseAfter) return { job: "pause" };
+  return { job: "continue" };
+}
