@@ -18,7 +18,7 @@ export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: 
   const [anyOrg] = await db.select({ id: organizations.id }).from(organizations).limit(1);
   if (anyOrg) return false;
   const email = (process.env.PLANTON_ADMIN_EMAIL ?? "admin@acme.example").toLowerCase();
-  const given = process.env.PLANTON_ADMIN_PASSWORD;
+  const given = process.env.PLANTON_ADMIN_PASSWORD || undefined;
   const password = given ?? randomBytes(12).toString("base64url");
   let [admin] = await db.select().from(users).where(eq(users.email, email));
   admin ??= (await createUserWithPassword(auth, { email, name: "Acme Admin", password })) as typeof admin;

@@ -1,5 +1,5 @@
 "use client";
-import { useMemo, useState, type FormEvent } from "react";
+import { useEffect, useMemo, useState, type FormEvent } from "react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
@@ -31,6 +31,11 @@ export function CreateComponentForm() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const selected = kinds.data?.find((k) => k.kind === kind);
   const matching = useMemo(() => conns.data?.filter((c) => !selected || c.provider === selected.provider) ?? [], [conns.data, selected]);
+  const [connectionTouched, setConnectionTouched] = useState(false);
+  // Until the user picks one, suggest the first connection of the provider the kind needs.
+  useEffect(() => {
+    if (!connectionTouched && selected) setConnection(matching[0]?.name ?? "");
+  }, [connectionTouched, selected, matching]);
 
   const create = useMutation(
     trpc.components.create.mutationOptions({
@@ -98,7 +103,7 @@ export function CreateComponentForm() {
                     onClick={() => {
                       setKind(k.kind);
                       setSpec({});
-                      setConnection(conns.data?.find((c) => c.provider === k.provider)?.name ?? "");
+                      setConnectionTouched(false);
                     }}
                     className={cn("rounded-lg p-4 text-left ring-1 transition", kind === k.kind ? "bg-indigo-50 ring-2 ring-indigo-500" : "ring-slate-200 hover:ring-slate-300")}
                   >
@@ -140,7 +145,10 @@ export function CreateComponentForm() {
           <SelectField
             label="Connection"
             value={connection}
-            onChange={(e) => setConnection(e.target.value)}
+            onChange={(e) => {
+              setConnection(e.target.value);
+              setConnectionTouched(true);
+            }}
             error={errors.connection}
             hint={selected && matching.length === 0 ? `No ${selected.provider} connection exists yet: create one in Settings → Connections.` : undefined}
           >

@@ -1,0 +1,27 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect, type Page } from "@playwright/test";
+
+export interface E2eState {
+  baseURL: string;
+  email: string;
+  password: string;
+  dbUrl: string;
+  dataDir: string;
+}
+
+export const e2eState = (): E2eState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e-state.json"), "utf8"));
+
+export async function signIn(page: Page, email: string, password: string) {
+  await page.goto(`${e2eState().baseURL}/sign-in`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/o\/[^/]+\/components/);
+}
+
+export async function screenshot(page: Page, name: string) {
+  const dir = path.join(process.cwd(), "docs", "screenshots");
+  fs.mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
