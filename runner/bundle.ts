@@ -1,0 +1,38 @@
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** SHA-256 hex of a module bundle in its canonical form: sorted paths, each `path\0content\0`. */
+export function bundleChecksum(files: Record<string, string>): string {
+  const h = createHash("sha256");
+  for (const p of Object.keys(files).sort()) h.update(`${p}\0${files[p]}\0`, "utf8");
+  return h.digest("hex");
+}
+
+export class BundleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BundleError";
+  }
+}
+
+/** Checks the bundle against its declared checksum, then writes its files under `dir`. */
+export async function writeBundle(dir: string, files: Record<string, string>, expectedSha256: string): Promise<void> {
+  const actual = bundleChecksum(files);
+  if (actual !== expectedSha256.toLowerCase()) {
+    throw new BundleError(
+      `Nothing ran: the module bundle does not match its checksum (expected sha256 ${expectedSha256}, got ${actual}). ` +
+        "The module was changed or damaged on its way to the runner; run the job again, and if it repeats, check the module's registry entry.",
+    );
+  }
+  const root = path.resolve(dir);
+  for (const [rel, content] of Object.entries(files)) {
+    const target = path.resolve(root, rel);
+    // A bundle path may not climb out of the workspace.
+    if (path.isAbsolute(rel) || !target.startsWith(root + path.sep)) {
+      throw new BundleError(`Nothing ran: the module bundle names a file outside the module folder (${rel}); module files must use relative paths.`);
+    }
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+}

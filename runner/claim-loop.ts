@@ -1,0 +1,111 @@
+// Keeps up to `capacity` jobs running: long-polls for work while there is room.
+import { HttpError, type RunnerClient } from "./client";
+import { runJob, type JobRunOptions, type JobRunResult } from "./job-run";
+import { silentLogger, type Logger } from "./log";
+
+export interface ClaimLoopOptions {
+  runner: RunnerClient;
+  capacity: number;
+  workRoot: string;
+  log?: Logger;
+  /** Long-poll wait the runner asks for (seconds). */
+  waitSeconds?: number;
+  version?: string;
+  job?: Partial<Pick<JobRunOptions, "heartbeatMs" | "env" | "keepWorkspace">>;
+  /** Called after each job run ends. */
+  onJobEnd?: (jobId: string, result: JobRunResult) => void;
+}
+
+export class ClaimLoop {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly stopping = new AbortController();
+  private readonly hardStop = new AbortController();
+  private readonly log: Logger;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly opts: ClaimLoopOptions) {
+    this.log = opts.log ?? silentLogger;
+  }
+
+  get activeJobs(): number {
+    return this.running.size;
+  }
+
+  /** Resolves when the loop has stopped (after `stop`) and rejects when the server refuses the runner token. */
+  start(): Promise<void> {
+    this.loop ??= this.run();
+    return this.loop;
+  }
+
+  /** Stops claiming, lets in-flight steps finish for up to `graceMs`, then tells them to stop; resolves when every attempt has ended. */
+  async stop(graceMs = 30_000): Promise<void> {
+    if (!this.stopping.signal.aborted) {
+      this.log.info("stopping: no new claims; in-flight steps may finish", { activeJobs: this.running.size, graceMs });
+      this.stopping.abort();
+    }
+    const grace = setTimeout(() => {
+      if (this.running.size) this.log.warn("grace period over: telling in-flight steps to stop", { activeJobs: this.running.size });
+      this.hardStop.abort();
+    }, graceMs);
+    try {
+      await this.loop?.catch(() => {});
+      await Promise.all(this.running.values());
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping.signal.aborted) {
+      const free = this.opts.capacity - this.running.size;
+      if (free <= 0) {
+        await Promise.race([...this.running.values(), aborted(this.stopping.signal)]);
+        continue;
+      }
+      try {
+        const claim = await this.opts.runner.claim({ capacity: free, waitSeconds: this.opts.waitSeconds ?? 25, version: this.opts.version }, this.stopping.signal);
+        failures = 0;
+        if (!claim) continue;
+        if (this.stopping.signal.aborted) this.log.warn("claimed a job while stopping; running it", { job: claim.job.id });
+        const jobId = claim.job.id;
+        const p = runJob(claim, {
+          runner: this.opts.runner,
+          workRoot: this.opts.workRoot,
+          log: this.log,
+          stopping: this.stopping.signal,
+          hardStop: this.hardStop.signal,
+          ...this.opts.job,
+        })
+          .then((r) => this.opts.onJobEnd?.(jobId, r))
+          .catch((err) => this.log.error("job run crashed", { job: jobId, error: String(err) }))
+          .finally(() => this.running.delete(`${jobId}/${claim.attemptId}`));
+        this.running.set(`${jobId}/${claim.attemptId}`, p);
+      } catch (err) {
+        if (this.stopping.signal.aborted) break;
+        if (err instanceof HttpError && (err.status === 401 || err.status === 403)) {
+          this.log.error("the server refused this runner's token; stopping", { status: err.status, error: err.message });
+          this.stopping.abort();
+          throw new Error(
+            `The server refused the runner token (${err.status}). Check the token (planton runner token create, or the runner's page in the console), then start the runner again.`,
+          );
+        }
+        failures++;
+        const wait = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+        this.log.warn("claim failed; retrying", { error: err instanceof Error ? err.message : String(err), retryInMs: wait });
+        await sleep(wait, this.stopping.signal);
+      }
+    }
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+}

@@ -1,0 +1,271 @@
+// A small typed client for the runner API (lib/runner-protocol.ts). Retries network errors and
+// 5xx with backoff; a 4xx is the server's answer and is never retried.
+import { createHash } from "node:crypto";
+import {
+  RUNNER_API,
+  type ClaimResponse,
+  type HeartbeatResponse,
+  type OutputsPayload,
+  type StepFinishResponse,
+  type StepName,
+  type StepStartResponse,
+  type UploadedEvent,
+} from "../lib/runner-protocol";
+import type { LockInfo, StateV4 } from "../engine/index";
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly route: string,
+  ) {
+    super(`${route} answered ${status}${messageOf(body) ? `: ${messageOf(body)}` : ""}`);
+    this.name = "HttpError";
+  }
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (typeof body === "string") return body.slice(0, 500) || undefined;
+  if (body && typeof body === "object") {
+    const b = body as { message?: unknown; error?: unknown };
+    if (typeof b.message === "string") return b.message;
+    if (typeof b.error === "string") return b.error;
+    if (b.error && typeof b.error === "object" && typeof (b.error as { message?: unknown }).message === "string") return (b.error as { message: string }).message;
+  }
+  return undefined;
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 200, maxMs: 5_000 };
+
+interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  raw?: Uint8Array;
+  headers?: Record<string, string>;
+  /** Status codes that are answers, not errors (returned as-is). */
+  accept?: number[];
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  signal?: AbortSignal;
+}
+
+interface RawResponse {
+  status: number;
+  headers: Headers;
+  bytes: Uint8Array;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export function sha256Digest(bytes: Uint8Array): { hex: string; base64: string } {
+  const d = createHash("sha256").update(bytes).digest();
+  return { hex: d.toString("hex"), base64: d.toString("base64") };
+}
+
+/** Shared transport: base URL, bearer token, retries. */
+export class Transport {
+  constructor(
+    readonly baseUrl: string,
+    private token: string,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {}
+
+  setToken(token: string): void {
+    this.token = token;
+  }
+
+  async request(route: string, opts: RequestOptions = {}): Promise<RawResponse> {
+    const url = new URL(RUNNER_API + route, this.baseUrl).toString();
+    const policy = opts.retry ?? this.retry;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+      if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
+      const timeout = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+      const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+      try {
+        const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, ...opts.headers };
+        let body: BodyInit | undefined;
+        if (opts.raw) {
+          body = Buffer.from(opts.raw);
+          headers["content-type"] ??= "application/octet-stream";
+        } else if (opts.body !== undefined) {
+          body = JSON.stringify(opts.body);
+          headers["content-type"] = "application/json";
+        }
+        const res = await fetch(url, { method: opts.method ?? "GET", headers, body, signal });
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        if (res.ok || opts.accept?.includes(res.status)) return { status: res.status, headers: res.headers, bytes };
+        const err = new HttpError(res.status, parseBody(bytes), `${opts.method ?? "GET"} ${route.split("?")[0]}`);
+        if (res.status < 500) throw err;
+        lastError = err;
+      } catch (e) {
+        if (e instanceof HttpError && e.status < 500) throw e;
+        if (opts.signal?.aborted) throw e;
+        lastError = e;
+      }
+      if (attempt < policy.attempts) {
+        const backoff = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
+        await sleep(backoff / 2 + Math.random() * (backoff / 2), opts.signal);
+      }
+    }
+    throw lastError;
+  }
+
+  async json<T>(route: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.request(route, opts);
+    return parseBody(res.bytes) as T;
+  }
+}
+
+function parseBody(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) return undefined;
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Calls made with the runner token. */
+export class RunnerClient {
+  readonly transport: Transport;
+  constructor(baseUrl: string, runnerToken: string, retry?: RetryPolicy) {
+    this.transport = new Transport(baseUrl, runnerToken, retry);
+  }
+
+  /** Long-polls for a job; null when the server had none within `waitSeconds`. */
+  async claim(req: { capacity: number; waitSeconds: number; version?: string }, signal?: AbortSignal): Promise<ClaimResponse | null> {
+    const res = await this.transport.request("/claim", {
+      method: "POST",
+      body: req,
+      accept: [204],
+      timeoutMs: (req.waitSeconds + 15) * 1000,
+      signal,
+    });
+    if (res.status === 204 || res.bytes.length === 0) return null;
+    return parseBody(res.bytes) as ClaimResponse;
+  }
+
+  /** A client for one claimed job, authenticated with its job credential. */
+  job(jobId: string, credential: string, retry?: RetryPolicy): JobClient {
+    return new JobClient(this.transport.baseUrl, jobId, credential, retry);
+  }
+}
+
+/** Calls made with a job credential, all under /jobs/{jobId}. */
+export class JobClient {
+  readonly transport: Transport;
+  constructor(
+    baseUrl: string,
+    readonly jobId: string,
+    credential: string,
+    retry?: RetryPolicy,
+  ) {
+    this.transport = new Transport(baseUrl, credential, retry);
+  }
+
+  private get base(): string {
+    return `/jobs/${encodeURIComponent(this.jobId)}`;
+  }
+
+  renewCredential(token: string): void {
+    this.transport.setToken(token);
+  }
+
+  heartbeat(attemptId: string): Promise<HeartbeatResponse> {
+    return this.transport.json(`${this.base}/heartbeat`, { method: "POST", body: { attemptId }, retry: { attempts: 2, baseMs: 200, maxMs: 1000 } });
+  }
+
+  uploadEvents(attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number }> {
+    return this.transport.json(`${this.base}/events`, { method: "POST", body: { attemptId, events } });
+  }
+
+  startStep(step: StepName, attemptId: string): Promise<StepStartResponse> {
+    return this.transport.json(`${this.base}/steps/${step}/start`, { method: "POST", body: { attemptId } });
+  }
+
+  finishStep(
+    step: StepName,
+    body: { attemptId: string; result: "succeeded" | "failed"; reason?: string; plan?: { artifactId: string; sha256: string; summary: Record<string, unknown> } },
+  ): Promise<StepFinishResponse> {
+    return this.transport.json(`${this.base}/steps/${step}/finish`, { method: "POST", body });
+  }
+
+  /** Uploads bytes with their SHA-256 Digest header; the server checks it. */
+  async uploadArtifact(kind: string, name: string, bytes: Uint8Array): Promise<{ artifactId: string; sha256: string }> {
+    const digest = sha256Digest(bytes);
+    const q = new URLSearchParams({ kind, name });
+    const res = await this.transport.json<{ artifactId: string; sha256: string }>(`${this.base}/artifacts?${q}`, {
+      method: "POST",
+      raw: bytes,
+      headers: { digest: `sha-256=${digest.base64}` },
+    });
+    if (res.sha256 && res.sha256 !== digest.hex) {
+      throw new Error(`Artifact ${name} was stored with sha256 ${res.sha256}, but the runner sent ${digest.hex}; the upload was damaged. Run the job again.`);
+    }
+    return { artifactId: res.artifactId, sha256: res.sha256 ?? digest.hex };
+  }
+
+  /** Downloads an artifact and verifies it against the server's Digest header and, when given, the expected SHA-256. */
+  async downloadArtifact(artifactId: string, expectedSha256?: string): Promise<Uint8Array> {
+    const res = await this.transport.request(`${this.base}/artifacts/${encodeURIComponent(artifactId)}`);
+    const digest = sha256Digest(res.bytes);
+    const header = res.headers.get("digest");
+    const claimed = header?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1];
+    if (claimed && claimed !== digest.base64) {
+      throw new Error(`Artifact ${artifactId} does not match its Digest header (sha-256=${claimed}, received sha-256=${digest.base64}); nothing was applied.`);
+    }
+    if (expectedSha256 && expectedSha256.toLowerCase() !== digest.hex) {
+      throw new Error(`Artifact ${artifactId} has sha256 ${digest.hex}, not the reviewed ${expectedSha256}; nothing was applied. Run a new preview.`);
+    }
+    return res.bytes;
+  }
+
+  /** Takes the state lock: `{ok:true}` or `{ok:false, lock, message}` on 409. */
+  async lockState(info: LockInfo): Promise<{ ok: true } | { ok: false; lock: LockInfo; message?: string }> {
+    const res = await this.transport.request(`${this.base}/state/lock`, { method: "POST", body: info, accept: [409] });
+    if (res.status === 409) {
+      const body = parseBody(res.bytes) as { lock: LockInfo; message?: string };
+      return { ok: false, lock: body.lock, message: body.message };
+    }
+    return { ok: true };
+  }
+
+  async unlockState(id: string): Promise<void> {
+    await this.transport.request(`${this.base}/state/lock?${new URLSearchParams({ id })}`, { method: "DELETE" });
+  }
+
+  async getState(): Promise<StateV4 | null> {
+    const res = await this.transport.request(`${this.base}/state`, { accept: [204] });
+    if (res.status === 204 || res.bytes.length === 0) return null;
+    return parseBody(res.bytes) as StateV4;
+  }
+
+  async putState(state: StateV4, lockId: string): Promise<void> {
+    await this.transport.request(`${this.base}/state?${new URLSearchParams({ lockId })}`, { method: "PUT", body: state });
+  }
+
+  async secret(name: string): Promise<string> {
+    const res = await this.transport.json<{ value: string }>(`${this.base}/secrets/${encodeURIComponent(name)}`);
+    return res.value;
+  }
+
+  outputs(attemptId: string, outputs: Record<string, { value: unknown; sensitive: boolean }>): Promise<OutputsPayload> {
+    return this.transport.json(`${this.base}/outputs`, { method: "POST", body: { attemptId, outputs } });
+  }
+
+  async endAttempt(body: { attemptId: string; exitCode: number; reason?: string }): Promise<void> {
+    await this.transport.request(`${this.base}/attempt/end`, { method: "POST", body });
+  }
+}

@@ -1,0 +1,56 @@
+// One interface every engine implements; one file per engine beside this one.
+import type { IacInput, StepName } from "../../lib/runner-protocol";
+import type { JobClient } from "../client";
+import type { EventDraft } from "../events";
+import type { Logger } from "../log";
+import type { Redactor } from "../redact";
+
+export interface PlanRef {
+  artifactId: string;
+  sha256: string;
+}
+
+export interface StepContext {
+  input: IacInput;
+  step: StepName;
+  attemptId: string;
+  /** The module's files, written and verified. */
+  moduleDir: string;
+  /** This attempt's scratch folder (plan files, local state copies). */
+  workDir: string;
+  /** Variables with every `$secret/…` reference resolved (the redactor knows those values). */
+  variables: Record<string, unknown>;
+  /** The plan apply/destroy must execute: this attempt's preview, or the approved one. */
+  plan?: PlanRef;
+  job: JobClient;
+  emit: (event: EventDraft) => void;
+  redactor: Redactor;
+  log: Logger;
+  /** Aborted when the runner's grace period runs out: stop starting new work. */
+  signal: AbortSignal;
+  /** Environment for engine CLIs (PATH decides which binaries exist). */
+  env: NodeJS.ProcessEnv;
+}
+
+export type StepOutcome =
+  | { ok: true; plan?: PlanRef & { summary: Record<string, unknown> } }
+  | { ok: false; reason: string };
+
+export interface EngineAdapter {
+  readonly name: string;
+  init(ctx: StepContext): Promise<StepOutcome>;
+  refresh(ctx: StepContext): Promise<StepOutcome>;
+  preview(ctx: StepContext): Promise<StepOutcome>;
+  apply(ctx: StepContext): Promise<StepOutcome>;
+  destroy(ctx: StepContext): Promise<StepOutcome>;
+  import(ctx: StepContext): Promise<StepOutcome>;
+}
+
+/** The operation's preview plans a destroy. */
+export function plansDestroy(input: IacInput): boolean {
+  return input.operation === "destroy" || input.operation === "destroy_preview";
+}
+
+export function failure(err: unknown): { ok: false; reason: string } {
+  return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,168 @@
+// OpenTofu and Terraform through their CLIs (`-json` UI lines, the same translation as builtin).
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { StateV4 } from "../../engine/index";
+import { RemoteStateBackend } from "../remote-state";
+import { translateJsonLine, type TranslateContext } from "../translate";
+import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { findBinary, runCli } from "./cli";
+import { reportOutputs } from "./outputs";
+
+const INSTALL: Record<"tofu" | "terraform", string> = {
+  tofu: "OpenTofu is not installed on this runner: no `tofu` binary on PATH. Install it on the runner host (https://opentofu.org/docs/intro/install/, e.g. `brew install opentofu` or the deb/rpm packages), or run the job on a runner that has it, then run the job again.",
+  terraform: "Terraform is not installed on this runner: no `terraform` binary on PATH. Install it on the runner host (https://developer.hashicorp.com/terraform/install), or run the job on a runner that has it, then run the job again.",
+};
+
+export class TofuAdapter implements EngineAdapter {
+  readonly name: "tofu" | "terraform";
+
+  constructor(flavour: "tofu" | "terraform" = "tofu") {
+    this.name = flavour;
+  }
+
+  binary(env: NodeJS.ProcessEnv): string | undefined {
+    return findBinary([this.name], env);
+  }
+
+  private planFile(ctx: StepContext): string {
+    return path.join(ctx.workDir, "plan.tfplan");
+  }
+
+  /** Runs one CLI command, translating its `-json` lines (or plain lines) into events. */
+  private async run(ctx: StepContext, args: string[], tctx: TranslateContext): Promise<{ code: number; stdout: string }> {
+    const bin = this.binary(ctx.env);
+    if (!bin) throw new Error(INSTALL[this.name]);
+    ctx.emit({ type: "log", payload: { line: `\x1b[2m$ ${this.name} ${args.join(" ")}\x1b[0m` } });
+    return runCli(bin, args, {
+      cwd: ctx.moduleDir,
+      env: { ...ctx.env, TF_IN_AUTOMATION: "1", TF_INPUT: "0" },
+      signal: ctx.signal,
+      onStdout: (l) => {
+        for (const e of translateJsonLine(l, tctx)) ctx.emit(e);
+      },
+      onStderr: (l) => l && ctx.emit({ type: "log", payload: { line: l, stream: "stderr" } }),
+    });
+  }
+
+  private async must(ctx: StepContext, args: string[], command: string, tctx: TranslateContext = { command }): Promise<string> {
+    const { code, stdout } = await this.run(ctx, args, tctx);
+    if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
+    return stdout;
+  }
+
+  /**
+   * Planton-managed state reaches the CLI as a local terraform.tfstate: taken (under the lock)
+   * before the command and written back after it.
+   */
+  private async withState<T>(ctx: StepContext, operation: string, fn: () => Promise<T>): Promise<T> {
+    if (ctx.input.backend.kind !== "planton_managed") return fn();
+    const backend = new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
+    const lock = await backend.lock({ Operation: operation });
+    const file = path.join(ctx.moduleDir, "terraform.tfstate");
+    try {
+      const state = await backend.get();
+      if (state) await writeFile(file, JSON.stringify(state));
+      const before = state ? JSON.stringify(state) : "";
+      try {
+        return await fn();
+      } finally {
+        const after = await readFile(file, "utf8").catch(() => "");
+        if (after && after !== before) await backend.put(JSON.parse(after) as StateV4);
+      }
+    } finally {
+      await backend.unlock(lock.ID);
+    }
+  }
+
+  private async writeVariables(ctx: StepContext): Promise<void> {
+    await writeFile(path.join(ctx.moduleDir, "planton.auto.tfvars.json"), JSON.stringify(ctx.variables));
+  }
+
+  private async outputs(ctx: StepContext): Promise<void> {
+    const bin = this.binary(ctx.env)!;
+    const { code, stdout } = await runCli(bin, ["output", "-json"], { cwd: ctx.moduleDir, env: ctx.env, signal: ctx.signal });
+    if (code !== 0 || !stdout.trim()) return;
+    await reportOutputs(ctx, JSON.parse(stdout) as Record<string, { value: unknown; sensitive: boolean }>);
+  }
+
+  async init(ctx: StepContext): Promise<StepOutcome> {
+    try {
+      if (!this.binary(ctx.env)) return { ok: false, reason: INSTALL[this.name] };
+      await this.writeVariables(ctx);
+      await this.must(ctx, ["init", "-input=false", "-no-color"], `${this.name} init`);
+      return { ok: true };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
+  async refresh(ctx: StepContext): Promise<StepOutcome> {
+    const command = `${this.name} refresh`;
+    try {
+      await this.withState(ctx, "OperationTypeRefresh", () => this.must(ctx, ["apply", "-refresh-only", "-auto-approve", "-json", "-input=false"], command));
+      await this.outputs(ctx);
+      return { ok: true };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
+  async preview(ctx: StepContext): Promise<StepOutcome> {
+    const command = `${this.name} plan`;
+    try {
+      const args = ["plan", "-json", "-input=false", `-out=${this.planFile(ctx)}`];
+      if (plansDestroy(ctx.input)) args.push("-destroy");
+      if (ctx.input.policy.skipRefresh) args.push("-refresh=false");
+      const summary: Record<string, unknown> = {};
+      await this.withState(ctx, "OperationTypePlan", async () => {
+        const { code } = await this.run(ctx, args, { command });
+        if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
+      });
+      const bytes = await readFile(this.planFile(ctx));
+      const artifact = await ctx.job.uploadArtifact("plan", "plan.tfplan", bytes);
+      return { ok: true, plan: { ...artifact, summary } };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
+  private async execute(ctx: StepContext, destroy: boolean): Promise<StepOutcome> {
+    const command = `${this.name} ${destroy ? "destroy" : "apply"}`;
+    try {
+      await this.withState(ctx, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
+        if (ctx.plan) {
+          const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
+          await writeFile(this.planFile(ctx), bytes);
+          await this.must(ctx, ["apply", "-json", "-input=false", this.planFile(ctx)], command);
+        } else {
+          await this.must(ctx, [destroy ? "destroy" : "apply", "-auto-approve", "-json", "-input=false"], command);
+        }
+      });
+      if (!destroy) await this.outputs(ctx);
+      return { ok: true };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
+  apply(ctx: StepContext): Promise<StepOutcome> {
+    return this.execute(ctx, false);
+  }
+
+  destroy(ctx: StepContext): Promise<StepOutcome> {
+    return this.execute(ctx, true);
+  }
+
+  async import(ctx: StepContext): Promise<StepOutcome> {
+    try {
+      const target = ctx.input.import;
+      if (!target) return { ok: false, reason: "Nothing ran: the import job names no resource address and id." };
+      // `tofu import` has no -json; its plain lines become log events.
+      await this.withState(ctx, "OperationTypeImport", () => this.must(ctx, ["import", "-input=false", "-no-color", target.address, target.id], `${this.name} import`));
+      await this.outputs(ctx);
+      return { ok: true };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+}

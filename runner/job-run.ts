@@ -1,0 +1,188 @@
+// Runs one claimed job: workspace, steps in order, heartbeats, cancel at step boundaries, and an
+// attempt end in every case.
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { EngineError } from "../engine/index";
+import type { ClaimResponse, StepName } from "../lib/runner-protocol";
+import { writeBundle } from "./bundle";
+import type { JobClient, RunnerClient } from "./client";
+import { EventUploader } from "./events";
+import { type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./engines/adapter";
+import { BuiltinAdapter } from "./engines/builtin";
+import { PulumiAdapter } from "./engines/pulumi";
+import { TofuAdapter } from "./engines/tofu";
+import { silentLogger, type Logger } from "./log";
+import { Redactor } from "./redact";
+import { resolveVariables } from "./variables";
+
+export function adapterFor(provisioner: ClaimResponse["input"]["module"]["provisioner"]): EngineAdapter {
+  switch (provisioner) {
+    case "builtin":
+      return new BuiltinAdapter();
+    case "tofu":
+      return new TofuAdapter("tofu");
+    case "terraform":
+      return new TofuAdapter("terraform");
+    case "pulumi":
+      return new PulumiAdapter();
+  }
+}
+
+export interface JobRunOptions {
+  runner: RunnerClient;
+  /** Folder under which each job gets its own workspace. */
+  workRoot: string;
+  log?: Logger;
+  heartbeatMs?: number;
+  /** Aborted when the runner is stopping: finish the in-flight step, start no other. */
+  stopping?: AbortSignal;
+  /** Aborted when the grace period ran out: the in-flight step is told to stop too. */
+  hardStop?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  keepWorkspace?: boolean;
+  /** For tests: a job client other than `runner.job(…)`. */
+  jobClient?: JobClient;
+  adapter?: EngineAdapter;
+}
+
+export interface JobRunResult {
+  exitCode: number;
+  reason: string;
+  /** The steps this attempt finished, with their results. */
+  steps: { step: StepName; result: "succeeded" | "failed" }[];
+  stoppedBy?: "cancel" | "not_proceed" | "server_stop" | "runner_stopping" | "failure";
+}
+
+export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise<JobRunResult> {
+  const { input, attemptId } = claim;
+  const log = (opts.log ?? silentLogger).child({ job: claim.job.id, attempt: attemptId });
+  const job = opts.jobClient ?? opts.runner.job(claim.job.id, claim.credential.token);
+  const redactor = new Redactor();
+  const uploader = new EventUploader({
+    send: (events) => job.uploadEvents(attemptId, events),
+    redact: (p) => redactor.value(p),
+    onError: (err, batch) => log.warn("event upload failed; will retry with the same seq", { from: batch[0]?.seq, to: batch.at(-1)?.seq, error: String(err) }),
+  });
+  const workDir = path.join(opts.workRoot, `${claim.job.id}-${attemptId}`.replace(/[^A-Za-z0-9_.-]/g, "_"));
+  const moduleDir = path.join(workDir, "module");
+  const adapter = opts.adapter ?? adapterFor(input.module.provisioner);
+  const hardStop = opts.hardStop ?? new AbortController().signal;
+  const result: JobRunResult = { exitCode: 0, reason: "", steps: [] };
+
+  let cancelRequested = false;
+  const beat = async () => {
+    try {
+      const hb = await job.heartbeat(attemptId);
+      if (hb.signal === "cancel" && !cancelRequested) {
+        cancelRequested = true;
+        log.info("cancel requested; stopping at the next step boundary");
+      }
+      if (hb.credential) {
+        job.renewCredential(hb.credential.token);
+        log.info("job credential renewed", { expiresAt: hb.credential.expiresAt });
+      }
+    } catch (err) {
+      log.warn("heartbeat failed", { error: String(err) });
+    }
+  };
+  const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? 5_000);
+
+  log.info("job claimed", { operation: input.operation, steps: input.steps, module: `${input.module.name}@${input.module.version}`, engine: adapter.name });
+  let prepared: Promise<Record<string, unknown>> | undefined;
+  const prepare = () =>
+    (prepared ??= (async () => {
+      await mkdir(moduleDir, { recursive: true });
+      await writeBundle(moduleDir, input.module.files, input.module.sha256);
+      return resolveVariables(input.variables, job, redactor);
+    })());
+
+  let plan: PlanRef | undefined = input.approvedPlan;
+  try {
+    for (const step of input.steps) {
+      if (cancelRequested) {
+        result.stoppedBy = "cancel";
+        result.reason = "cancelled: stopped at the step boundary before " + step;
+        break;
+      }
+      if (opts.stopping?.aborted) {
+        result.stoppedBy = "runner_stopping";
+        result.exitCode = 143;
+        result.reason = `runner stopping: ended before ${step}`;
+        break;
+      }
+      const start = await job.startStep(step, attemptId);
+      if (!start.proceed) {
+        result.stoppedBy = "not_proceed";
+        result.reason = `the server said not to proceed with ${step} (job cancelled)`;
+        break;
+      }
+      log.info("step started", { step });
+      const emit = (e: Parameters<StepContext["emit"]>[0]) => uploader.emit(step, e);
+      let outcome: StepOutcome;
+      try {
+        const variables = await prepare();
+        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env: opts.env ?? process.env };
+        outcome = await runStep(adapter, step, ctx);
+      } catch (err) {
+        outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
+        // Engine errors already reported their diagnostics; anything else gets one here.
+        if (!(err instanceof EngineError)) emit({ type: "diagnostic", payload: { severity: "error", summary: outcome.reason.split("\n")[0], detail: outcome.reason } });
+      }
+      if (!outcome.ok) emit({ type: "log", payload: { line: `\x1b[31m${step} failed: ${outcome.reason}\x1b[0m`, stream: "stderr" } });
+      if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
+      await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
+      const finish = await job.finishStep(step, {
+        attemptId,
+        result: outcome.ok ? "succeeded" : "failed",
+        ...(outcome.ok ? {} : { reason: redactor.text(outcome.reason) }),
+        ...(outcome.ok && outcome.plan ? { plan: outcome.plan } : {}),
+      });
+      result.steps.push({ step, result: outcome.ok ? "succeeded" : "failed" });
+      log.info("step finished", { step, result: outcome.ok ? "succeeded" : "failed", next: finish.next });
+      if (!outcome.ok) {
+        result.exitCode = 1;
+        result.stoppedBy = "failure";
+        result.reason = `${step} failed: ${redactor.text(outcome.reason)}`;
+        break;
+      }
+      if (finish.next === "stop") {
+        result.stoppedBy = "server_stop";
+        result.reason = `stopped after ${step} as the server asked`;
+        break;
+      }
+    }
+    if (!result.reason) result.reason = "completed";
+  } catch (err) {
+    result.exitCode = result.exitCode || 1;
+    result.reason = `runner error: ${redactor.text(err instanceof Error ? err.message : String(err))}`;
+    log.error("job run failed", { error: result.reason });
+  } finally {
+    clearInterval(heartbeat);
+    await uploader.close().catch((err) => log.warn("some events could not be uploaded", { error: String(err), queued: uploader.queued }));
+    try {
+      await job.endAttempt({ attemptId, exitCode: result.exitCode, reason: result.reason });
+    } catch (err) {
+      log.error("attempt end failed", { error: String(err) });
+    }
+    if (!opts.keepWorkspace) await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    log.info("attempt ended", { exitCode: result.exitCode, reason: result.reason });
+  }
+  return result;
+}
+
+function runStep(adapter: EngineAdapter, step: StepName, ctx: StepContext): Promise<StepOutcome> {
+  switch (step) {
+    case "init":
+      return adapter.init(ctx);
+    case "refresh":
+      return adapter.refresh(ctx);
+    case "preview":
+      return adapter.preview(ctx);
+    case "apply":
+      return adapter.apply(ctx);
+    case "destroy":
+      return adapter.destroy(ctx);
+    case "import":
+      return adapter.import(ctx);
+  }
+}

@@ -1,0 +1,106 @@
+// The runner process: `node --import tsx runner/main.ts --url http://localhost:3000 --token rnr_…`
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, InvalidArgumentError } from "commander";
+import { ENGINE_VERSION } from "../engine/index";
+import { ClaimLoop } from "./claim-loop";
+import { RunnerClient } from "./client";
+import { createLogger, type Logger } from "./log";
+
+export const RUNNER_VERSION = "0.1.0";
+
+export interface RunnerOptions {
+  url: string;
+  token: string;
+  capacity?: number;
+  workDir?: string;
+  name?: string;
+  /** How long in-flight steps may run on after a stop (ms). */
+  graceMs?: number;
+  log?: Logger;
+  waitSeconds?: number;
+}
+
+export interface RunningRunner {
+  /** Stops claiming, lets in-flight steps finish within the grace period, ends attempts. */
+  stop(): Promise<void>;
+  /** Settles when the runner has stopped; rejects when the server refuses the token. */
+  done: Promise<void>;
+  loop: ClaimLoop;
+}
+
+/** Starts a runner in this process (used by main and by `planton runner start`). */
+export function startRunner(opts: RunnerOptions): RunningRunner {
+  if (!opts.url) throw new Error("No server URL: pass --url https://planton.example.com (or set PLANTON_URL).");
+  if (!opts.token) throw new Error("No runner token: pass --token rnr_… (or set PLANTON_RUNNER_TOKEN). Create one with planton runner token create.");
+  const name = opts.name ?? os.hostname();
+  const log = (opts.log ?? createLogger()).child({ runner: name });
+  const workRoot = path.join(opts.workDir ?? os.tmpdir(), "planton-runner");
+  const loop = new ClaimLoop({
+    runner: new RunnerClient(opts.url, opts.token),
+    capacity: opts.capacity ?? 2,
+    workRoot,
+    log,
+    waitSeconds: opts.waitSeconds,
+    version: `${RUNNER_VERSION} (builtin engine ${ENGINE_VERSION})`,
+  });
+  log.info("runner started", { url: opts.url, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION });
+  const done = loop.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    loop,
+    done,
+    stop: () => (stopping ??= loop.stop(opts.graceMs ?? 30_000).then(() => log.info("runner stopped"))),
+  };
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError("must be a whole number from 1 to 64");
+  return n;
+}
+
+export async function main(argv = process.argv): Promise<void> {
+  const program = new Command("planton-runner")
+    .description("Runs Planton Infra Jobs: claims work from the server and executes it with an engine.")
+    .option("--url <server>", "server URL (env PLANTON_URL)", process.env.PLANTON_URL)
+    .option("--token <rnr_…>", "runner token (env PLANTON_RUNNER_TOKEN)", process.env.PLANTON_RUNNER_TOKEN)
+    .option("--capacity <n>", "jobs run at once", positiveInt, 2)
+    .option("--work-dir <dir>", "folder for job workspaces", os.tmpdir())
+    .option("--name <name>", "name shown in logs", os.hostname())
+    .option("--grace-seconds <n>", "how long in-flight steps may finish after SIGTERM", positiveIntOrZero, 30)
+    .parse(argv);
+  const o = program.opts<{ url?: string; token?: string; capacity: number; workDir: string; name: string; graceSeconds: number }>();
+  const log = createLogger();
+  let runner: RunningRunner;
+  try {
+    runner = startRunner({ url: o.url ?? "", token: o.token ?? "", capacity: o.capacity, workDir: o.workDir, name: o.name, graceMs: o.graceSeconds * 1000, log });
+  } catch (err) {
+    log.error((err as Error).message);
+    process.exitCode = 2;
+    return;
+  }
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    process.once(sig, () => {
+      log.info("signal received", { signal: sig });
+      void runner.stop().then(() => process.exit(0));
+    });
+  }
+  try {
+    await runner.done;
+    await runner.stop();
+  } catch (err) {
+    log.error((err as Error).message);
+    await runner.stop();
+    process.exit(1);
+  }
+}
+
+function positiveIntOrZero(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number of seconds");
+  return n;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) void main();

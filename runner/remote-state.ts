@@ -1,0 +1,59 @@
+// engine's StateBackend over the runner API's state routes (the Planton-managed backend).
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import { ENGINE_VERSION, StateLockedError, type LockInfo, type StateBackend, type StateV4 } from "../engine/index";
+import { EngineError } from "../engine/index";
+import type { JobClient } from "./client";
+
+export class RemoteStateBackend implements StateBackend {
+  private heldLockId: string | undefined;
+
+  constructor(
+    private readonly job: JobClient,
+    private readonly defaults: { path: string; who?: string; info?: string },
+  ) {}
+
+  get lockId(): string | undefined {
+    return this.heldLockId;
+  }
+
+  async lock(req: Partial<LockInfo> & { Operation: string }): Promise<LockInfo> {
+    const info: LockInfo = {
+      ID: req.ID ?? randomUUID(),
+      Path: req.Path ?? this.defaults.path,
+      Operation: req.Operation,
+      Who: req.Who ?? this.defaults.who ?? `planton-runner@${os.hostname()}`,
+      Version: req.Version ?? ENGINE_VERSION,
+      Created: req.Created ?? new Date().toISOString(),
+      Info: req.Info ?? this.defaults.info ?? "",
+    };
+    const res = await this.job.lockState(info);
+    if (!res.ok) throw new StateLockedError(res.lock);
+    this.heldLockId = info.ID;
+    return info;
+  }
+
+  async unlock(id: string): Promise<void> {
+    await this.job.unlockState(id);
+    if (this.heldLockId === id) this.heldLockId = undefined;
+  }
+
+  get(): Promise<StateV4 | null> {
+    return this.job.getState();
+  }
+
+  async put(state: StateV4): Promise<void> {
+    if (!this.heldLockId) throw new EngineError("Error writing state: the runner does not hold the state lock; nothing was written.");
+    await this.job.putState(state, this.heldLockId);
+  }
+}
+
+/** Runs `fn` holding the state lock, and always releases it. */
+export async function withStateLock<T>(backend: StateBackend, operation: string, fn: () => Promise<T>): Promise<T> {
+  const lock = await backend.lock({ Operation: operation });
+  try {
+    return await fn();
+  } finally {
+    await backend.unlock(lock.ID);
+  }
+}
