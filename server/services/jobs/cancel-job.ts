@@ -1,0 +1,42 @@
+// Cancel: a queued or paused job ends at once; a running job is flagged, finishes its in-flight
+// step (the runner hears `cancel` in its heartbeat), and the rest are marked cancelled.
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/db/client";
+import type { Actor } from "../../actor";
+import { recordAudit } from "../../audit";
+import { conflict, notFound } from "../../errors";
+import { endRemainingSteps, lockJob, moveJob } from "./transitions";
+import { infraJobs } from "@/db/schema";
+
+export const cancelJobInput = z.object({ jobId: z.string().min(1) });
+
+export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof cancelJobInput>) {
+  const { jobId } = cancelJobInput.parse(raw);
+  return db.transaction(async (tx) => {
+    const job = await lockJob(tx, jobId);
+    if (!job || job.orgId !== actor.orgId) throw notFound(`Infra Job ${jobId}`, "Check the id, or find it in the component's Infra Jobs tab.");
+    if (job.status === "completed") {
+      throw conflict(`Nothing was cancelled: job ${jobId} already completed (${job.result}). To undo its changes, run a new job.`);
+    }
+    if (job.status === "running") {
+      if (job.cancelRequestedAt) return job;
+      const [row] = await tx
+        .update(infraJobs)
+        .set({ cancelRequestedAt: new Date(), cancelRequestedBy: actor.label, updatedAt: new Date() })
+        .where(and(eq(infraJobs.id, jobId), eq(infraJobs.status, "running")))
+        .returning();
+      await recordAudit(tx, actor, {
+        action: "job.cancel",
+        targetType: "infra_job",
+        targetId: jobId,
+        summary: `Asked running job ${jobId} to cancel: its in-flight operation finishes, the rest are cancelled`,
+      });
+      return row;
+    }
+    await endRemainingSteps(tx, jobId, "cancel", `cancelled by ${actor.label}`);
+    const row = await moveJob(tx, job, "cancel", { reason: `Cancelled by ${actor.label} while ${job.status === "queued" ? "queued" : "waiting for approval"}; nothing more ran.`, cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
+    await recordAudit(tx, actor, { action: "job.cancel", targetType: "infra_job", targetId: jobId, summary: `Cancelled ${job.status} job ${jobId}` });
+    return row;
+  });
+}

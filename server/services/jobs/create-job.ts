@@ -1,0 +1,129 @@
+// Creating an Infra Job: check the operation, run preflight, keep the IaC input, queue it (or end
+// it failed with the preflight report when an essential is missing: then nothing runs).
+import { z } from "zod";
+import type { Database } from "@/db/client";
+import { infraJobs, jobOperations } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import type { IacInput, JobOperationKind } from "@/lib/runner-protocol";
+import type { Actor } from "../../actor";
+import { recordAudit } from "../../audit";
+import { badRequest } from "../../errors";
+import { getComponent, type InfraComponentView } from "../components/queries";
+import { appendEvents } from "./events";
+import { isOperation, planFailedPreflight, planJob, unknownOperationMessage } from "./lifecycle";
+import { preflightForComponent, type PreflightReport, type Resolved } from "./preflight";
+import { notifyQueue } from "./transitions";
+
+export const createJobInput = z.object({
+  componentId: z.string().min(1, { error: "Name the Infra Component to run the job for" }),
+  /** Checked by the service, so an unknown value gets the product's message. */
+  operation: z.string().default("preview"),
+  versionMessage: z.string().max(500).default(""),
+  /** For import jobs: the resource address in the module and the provider's id of the existing object. */
+  import: z.object({ address: z.string().min(1), id: z.string().min(1) }).optional(),
+});
+export type CreateJobInput = z.input<typeof createJobInput>;
+
+/** The stored part of the IaC input; a claim adds the steps still to run and an approved plan. */
+export type StoredIacInput = Omit<IacInput, "approvedPlan">;
+
+/** Creates a job. Refuses an unknown operation (nothing is created); a failed preflight creates a completed/failed job. */
+export async function createJob(db: Database, actor: Actor, raw: CreateJobInput, opts: { rerunOf?: string } = {}) {
+  const input = createJobInput.parse(raw);
+  if (!isOperation(input.operation)) throw badRequest(unknownOperationMessage(input.operation), "operation");
+  const operation = input.operation;
+  if (operation === "import" && !input.import) {
+    throw badRequest("An import job needs the resource's address in the module and its provider id (--address, --id). No job was created.", "import");
+  }
+  const component = await getComponent(db, actor.orgId, input.componentId);
+  const { report, resolved } = await preflightForComponent(db, { ...component, orgId: actor.orgId });
+  const jobId = newId("infraJob");
+  const plan = report.passed ? planJob(operation, resolved.policy.toggles) : planFailedPreflight(operation, resolved.policy.toggles);
+  const iacInput = report.passed ? buildIacInput(jobId, actor.orgId, component, operation, resolved, plan.steps, input.import) : null;
+
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .insert(infraJobs)
+      .values({
+        id: jobId,
+        orgId: actor.orgId,
+        componentId: component.id,
+        operation,
+        ...plan.initial,
+        reason: report.reason,
+        versionMessage: input.versionMessage,
+        createdBy: actor.userId,
+        createdByLabel: actor.label,
+        rerunOf: opts.rerunOf ?? null,
+        preflight: report,
+        iacInput,
+        moduleSha256: resolved.bundle?.sha256 ?? null,
+        backendId: resolved.backend?.id ?? null,
+        policy: { ...resolved.policy.toggles, selector: resolved.policy.selector, target: resolved.policy.target },
+        importTarget: input.import ?? null,
+        completedAt: plan.initial.status === "completed" ? new Date() : null,
+      })
+      .returning();
+    await tx.insert(jobOperations).values(
+      plan.steps.map((s) => ({
+        id: newId("jobOperation"),
+        jobId,
+        step: s.step,
+        ordinal: s.ordinal,
+        status: s.status,
+        result: s.result,
+        reason: s.reason,
+        pauseAfter: s.pauseAfter ? 1 : 0,
+        endedAt: s.status === "completed" ? new Date() : null,
+      })),
+    );
+    await appendEvents(tx, jobId, [
+      { operation: null, type: "job_status", payload: { ...plan.initial, ...(report.reason ? { reason: report.reason } : {}) } },
+      ...(report.passed ? [] : [{ operation: null, type: "diagnostic" as const, payload: { severity: "error", summary: "Preflight failed", detail: preflightText(report) } }]),
+    ]);
+    await recordAudit(tx, actor, {
+      action: opts.rerunOf ? "job.rerun" : "job.create",
+      targetType: "infra_job",
+      targetId: jobId,
+      summary: `${opts.rerunOf ? `Re-ran ${opts.rerunOf} as` : "Created"} ${operation} job ${jobId} for ${component.name}${report.passed ? "" : " (preflight failed; nothing ran)"}`,
+      changes: { operation, component: component.name, preflightPassed: report.passed },
+    });
+    if (job.status === "queued") await notifyQueue(tx, actor.orgId);
+    return job;
+  });
+}
+
+function buildIacInput(
+  jobId: string,
+  orgId: string,
+  component: InfraComponentView,
+  operation: JobOperationKind,
+  r: Resolved,
+  steps: ReturnType<typeof planJob>["steps"],
+  importTarget?: { address: string; id: string },
+): StoredIacInput {
+  const m = r.module!;
+  return {
+    jobId,
+    orgId,
+    component: { id: component.id, name: component.name, kind: component.kind, environment: component.environment },
+    operation,
+    steps: steps.filter((s) => s.result !== "skipped").map((s) => s.step),
+    module: { name: m.name, version: m.version, provisioner: m.provisioner, source: m.source, files: r.bundle!.files, sha256: r.bundle!.sha256 },
+    variables: (component.spec ?? {}) as Record<string, unknown>,
+    connection: r.connection
+      ? { name: r.connection.name, provider: r.connection.provider, mode: r.connection.mode, config: r.connection.config as Record<string, unknown> }
+      : null,
+    backend: { id: r.backend!.id, name: r.backend!.name, kind: r.backend!.kind, config: r.backend!.config as Record<string, unknown> },
+    policy: r.policy.toggles,
+    ...(importTarget ? { import: importTarget } : {}),
+    parallelism: 10,
+  };
+}
+
+/** The report as lines, for logs and the CLI. */
+export function preflightText(report: PreflightReport): string {
+  return report.checks
+    .map((c) => `${c.passed ? "✓" : "✗"} ${c.essential}: ${c.resolvedTo ?? "not resolved"}${c.errors.map((e) => `\n    ${e}`).join("")}`)
+    .join("\n");
+}

@@ -1,0 +1,178 @@
+// Progress events: one append-only stream per job with a gap-free seq. Appends take the job's row
+// lock, so seqs never skip or repeat; a runner's batch is idempotent by (attempt, runner seq).
+// NOTIFY job_events '<jobId>:<seq>' is issued inside the transaction, so Postgres delivers it after commit.
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import type { DatabaseHandle, Queryable } from "@/db/client";
+import { infraJobs, progressEvents } from "@/db/schema";
+import type { ProgressEvent, ProgressEventType, StepName, UploadedEvent } from "@/lib/runner-protocol";
+
+export const JOB_EVENTS_CHANNEL = "job_events";
+
+export interface NewEvent {
+  ts?: string;
+  operation: StepName | null;
+  type: ProgressEventType;
+  payload: Record<string, unknown>;
+}
+
+/** Appends server-made events (job_status, operation_status, …) inside the caller's transaction. */
+export async function appendEvents(tx: Queryable, jobId: string, events: NewEvent[]): Promise<number> {
+  if (!events.length) return currentSeq(tx, jobId);
+  const [job] = await tx.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId)).for("update");
+  if (!job) throw new Error(`job ${jobId} does not exist`);
+  const last = await insertAfter(tx, jobId, job.seq, events.map((e) => ({ ...e, attemptId: null, runnerSeq: null })));
+  return last;
+}
+
+/**
+ * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing.
+ * Returns the highest runner seq stored for this attempt.
+ */
+export async function appendRunnerEvents(tx: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number; lastSeq: number }> {
+  const [job] = await tx.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId)).for("update");
+  if (!job) throw new Error(`job ${jobId} does not exist`);
+  const sorted = [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq);
+  const seen = sorted.length
+    ? await tx
+        .select({ runnerSeq: progressEvents.runnerSeq })
+        .from(progressEvents)
+        .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId), inArray(progressEvents.runnerSeq, sorted.map((e) => e.seq))))
+    : [];
+  const seenSet = new Set(seen.map((s) => s.runnerSeq));
+  const fresh = sorted.filter((e) => !seenSet.has(e.seq));
+  const lastSeq = await insertAfter(
+    tx,
+    jobId,
+    job.seq,
+    fresh.map((e) => ({ ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, attemptId, runnerSeq: e.seq })),
+  );
+  const [max] = await tx
+    .select({ n: sql<number>`coalesce(max(${progressEvents.runnerSeq}), 0)` })
+    .from(progressEvents)
+    .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId)));
+  return { acceptedThrough: Number(max.n), lastSeq };
+}
+
+async function insertAfter(
+  tx: Queryable,
+  jobId: string,
+  seq: number,
+  events: (NewEvent & { attemptId: string | null; runnerSeq: number | null })[],
+): Promise<number> {
+  if (!events.length) return seq;
+  const rows = events.map((e, i) => ({
+    jobId,
+    seq: seq + i + 1,
+    ts: validDate(e.ts),
+    operation: e.operation,
+    type: e.type,
+    payload: e.payload,
+    attemptId: e.attemptId,
+    runnerSeq: e.runnerSeq,
+  }));
+  await tx.insert(progressEvents).values(rows);
+  const last = seq + events.length;
+  await tx.update(infraJobs).set({ eventSeq: last }).where(eq(infraJobs.id, jobId));
+  await tx.execute(sql`select pg_notify(${JOB_EVENTS_CHANNEL}, ${`${jobId}:${last}`})`);
+  return last;
+}
+
+function validDate(ts?: string): Date {
+  const d = ts ? new Date(ts) : new Date();
+  return Number.isNaN(d.getTime()) ? new Date() : d;
+}
+
+async function currentSeq(db: Queryable, jobId: string): Promise<number> {
+  const [job] = await db.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId));
+  return job?.seq ?? 0;
+}
+
+/** Events after `afterSeq`, in order, at most `limit`. */
+export async function readEventsAfter(db: Queryable, jobId: string, afterSeq = 0, limit = 1000): Promise<ProgressEvent[]> {
+  const rows = await db
+    .select()
+    .from(progressEvents)
+    .where(and(eq(progressEvents.jobId, jobId), gt(progressEvents.seq, afterSeq)))
+    .orderBy(asc(progressEvents.seq))
+    .limit(limit);
+  return rows.map((r) => ({ seq: r.seq, ts: r.ts.toISOString(), operation: r.operation as StepName | null, type: r.type as ProgressEventType, payload: r.payload as Record<string, unknown> }));
+}
+
+// ── Live fan-out: one LISTEN per process and channel, shared by every subscriber ────────────────
+type Listener = (payload: string) => void;
+interface Fanout {
+  listeners: Set<Listener>;
+  ready: Promise<unknown>;
+}
+const fanouts = new WeakMap<DatabaseHandle, Map<string, Fanout>>();
+
+/** Subscribes to a NOTIFY channel through one shared LISTEN. `onReconnect` runs after the LISTEN (re)connects. */
+export async function subscribeChannel(handle: DatabaseHandle, channel: string, listener: Listener): Promise<() => void> {
+  let byChannel = fanouts.get(handle);
+  if (!byChannel) fanouts.set(handle, (byChannel = new Map()));
+  let f = byChannel.get(channel);
+  if (!f) {
+    const listeners = new Set<Listener>();
+    f = { listeners, ready: handle.listen(channel, (p) => listeners.forEach((l) => l(p)), () => listeners.forEach((l) => l(""))) };
+    byChannel.set(channel, f);
+  }
+  f.listeners.add(listener);
+  await f.ready;
+  const fo = f;
+  return () => void fo.listeners.delete(listener);
+}
+
+/**
+ * Every event of a job after `afterSeq`, then live ones, each once and in order. Subscribes to
+ * NOTIFY before reading the backlog so nothing falls between the two. Ends when the job's stream
+ * ends (the job completed and everything was delivered) or `signal` aborts.
+ */
+export async function* streamJobEvents(
+  handle: DatabaseHandle,
+  jobId: string,
+  afterSeq = 0,
+  signal?: AbortSignal,
+  opts: { stopWhenCompleted?: boolean; pollMs?: number } = {},
+): AsyncGenerator<ProgressEvent> {
+  let wake: (() => void) | null = null;
+  let dirty = true;
+  const unsubscribe = await subscribeChannel(handle, JOB_EVENTS_CHANNEL, (payload) => {
+    if (payload === "" || payload.startsWith(`${jobId}:`)) {
+      dirty = true;
+      wake?.();
+    }
+  });
+  const onAbort = () => wake?.();
+  signal?.addEventListener("abort", onAbort);
+  let last = afterSeq;
+  try {
+    while (!signal?.aborted) {
+      if (dirty) {
+        dirty = false;
+        for (;;) {
+          const batch = await readEventsAfter(handle.db, jobId, last, 500);
+          for (const e of batch) {
+            if (e.seq <= last) continue;
+            last = e.seq;
+            yield e;
+          }
+          if (batch.length < 500) break;
+        }
+        if (opts.stopWhenCompleted !== false) {
+          const [job] = await handle.db.select({ status: infraJobs.status, seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId));
+          if (!job || (job.status === "completed" && job.seq <= last)) return;
+        }
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        // A slow safety poll: a NOTIFY lost to a reconnect is picked up here.
+        setTimeout(() => ((dirty = true), resolve()), opts.pollMs ?? 5000);
+      });
+      wake = null;
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    unsubscribe();
+  }
+}

@@ -1,0 +1,271 @@
+// Preflight: before a job is queued, resolve the four essentials (IaC module, provider credentials,
+// state backend, flow-control policy) and check the connection may be used in the environment.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { and, eq, inArray, or } from "drizzle-orm";
+import { z } from "zod";
+import type { Queryable } from "@/db/client";
+import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
+import { CONNECTION_PROVIDERS } from "@/lib/catalog";
+import type { Actor } from "../../actor";
+import { getCatalogKind, type CatalogKind } from "../catalog";
+import { environmentByName } from "../organizations/lookup";
+import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
+
+export type Essential = "module" | "credentials" | "backend" | "flow_control";
+
+export interface PreflightCheck {
+  essential: Essential;
+  passed: boolean;
+  /** What it resolved to, in words (`static-site@1.0.0 (builtin, platform registry)`), or null. */
+  resolvedTo: string | null;
+  /** Each names what is missing and the fix. */
+  errors: string[];
+  /** The places looked at, most specific first, and what was found there. */
+  visited: string[];
+}
+
+export interface PreflightReport {
+  passed: boolean;
+  checks: PreflightCheck[];
+  /** The first error, the job's reason when preflight fails. */
+  reason: string | null;
+}
+
+type ModuleRow = typeof iacModules.$inferSelect;
+type ConnectionRow = typeof connections.$inferSelect;
+type BackendRow = typeof stateBackends.$inferSelect;
+
+export interface ModuleBundle {
+  files: Record<string, string>;
+  sha256: string;
+}
+
+export interface Resolved {
+  module: ModuleRow | null;
+  bundle: ModuleBundle | null;
+  connection: ConnectionRow | null;
+  backend: BackendRow | null;
+  policy: ResolvedPolicy;
+}
+
+/** SHA-256 of the canonical bundle: sorted paths, each `path\0content\0`. */
+export function bundleSha256(files: Record<string, string>): string {
+  const h = createHash("sha256");
+  for (const p of Object.keys(files).sort()) h.update(`${p}\0${files[p]}\0`);
+  return h.digest("hex");
+}
+
+/** Reads a module's files from its `source` folder (relative to the server's working folder). Null when it is not a local folder. */
+export function readModuleBundle(source: string): ModuleBundle | null {
+  if (/^[a-z]+:/i.test(source)) return { files: {}, sha256: bundleSha256({}) };
+  const root = path.resolve(/*turbopackIgnore: true*/ process.cwd(), source);
+  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return null;
+  const files: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) files[path.relative(root, full).split(path.sep).join("/")] = fs.readFileSync(full, "utf8");
+    }
+  };
+  walk(root);
+  return { files, sha256: bundleSha256(files) };
+}
+
+export const unauthorizedConnectionMessage = (environment: string, provider: string, connection: string) =>
+  `Nothing ran: environment ${environment} may not use the ${provider} connection ${connection}. Authorize it (planton connection auth create --provider ${provider} --connection ${connection} --scope environment --environments ${environment}), or make it the organization's (--scope organization), then run the job again.`;
+
+const newestFirst = (a: ModuleRow, b: ModuleRow) => b.version.localeCompare(a.version, undefined, { numeric: true }) || b.createdAt.getTime() - a.createdAt.getTime();
+
+async function resolveModule(db: Queryable, orgId: string, kind: string, customModuleId: string | null) {
+  const visited: string[] = [];
+  const errors: string[] = [];
+  let module: ModuleRow | null = null;
+  let where = "";
+  if (customModuleId) {
+    const [row] = await db.select().from(iacModules).where(and(eq(iacModules.id, customModuleId), inArray(iacModules.scopeKey, [orgId, "platform"])));
+    visited.push(`component's custom module ${customModuleId}: ${row ? "found" : "not found"}`);
+    if (row) (module = row), (where = "the component's custom module");
+    else errors.push(`The component's custom module ${customModuleId} is not registered. Register it again, or clear the component's custom module to use the registry's, then run the job again.`);
+  } else visited.push("component's custom module: none set");
+  if (!module && !errors.length) {
+    const rows = await db.select().from(iacModules).where(and(eq(iacModules.kind, kind), or(eq(iacModules.scopeKey, orgId), eq(iacModules.scopeKey, "platform"))));
+    const org = rows.filter((r) => r.scopeKey === orgId).sort(newestFirst);
+    visited.push(`organization registry: ${org.length ? org.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);
+    const platform = rows.filter((r) => r.scopeKey === "platform").sort(newestFirst);
+    if (org[0]) (module = org[0]), (where = "organization registry");
+    else {
+      visited.push(`platform registry: ${platform.length ? platform.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);
+      if (platform[0]) (module = platform[0]), (where = "platform registry");
+    }
+    if (!module) {
+      errors.push(
+        `No IaC module is registered for ${kind}: the component names none, and neither the organization's registry nor the platform registry has one. Register a module for ${kind} in the organization's registry, or set a custom module on the component, then run the job again.`,
+      );
+    }
+  }
+  let bundle: ModuleBundle | null = null;
+  if (module) {
+    bundle = readModuleBundle(module.source);
+    if (!bundle) errors.push(`The files of module ${module.name}@${module.version} were not found at ${module.source}. Restore the module's folder, or register a module whose source exists, then run the job again.`);
+  }
+  const check: PreflightCheck = {
+    essential: "module",
+    passed: !errors.length,
+    resolvedTo: module ? `${module.name}@${module.version} (${module.provisioner}, ${where})` : null,
+    errors,
+    visited,
+  };
+  return { check, module, bundle };
+}
+
+async function isAuthorized(db: Queryable, connectionId: string, environmentId: string) {
+  const rows = await db.select().from(connectionAuthorizations).where(eq(connectionAuthorizations.connectionId, connectionId));
+  return rows.some((r) => r.scope === "organization" || (r.scope === "environment" && r.environmentId === environmentId));
+}
+
+/** What is wrong with using a connection in an environment for a provider, or [] when nothing is. */
+async function connectionProblems(db: Queryable, conn: ConnectionRow, provider: string, env: { id: string; name: string }) {
+  const errors: string[] = [];
+  if (conn.provider !== provider) {
+    errors.push(`Connection ${conn.name} is a ${conn.provider} connection, but this kind deploys through a ${provider} connection. Pick a ${provider} connection on the component, then run the job again.`);
+  }
+  const needed = CONNECTION_PROVIDERS[conn.provider]?.credentialFields ?? [];
+  if (conn.mode === "stored" && needed.length && !conn.credentialsEncrypted) {
+    errors.push(
+      `Connection ${conn.name} has no credentials stored, and ${conn.provider} needs them (${needed.map((f) => f.name).join(", ")}). Add them in Settings → Connections → ${conn.name}, or switch the connection to runner mode, then run the job again.`,
+    );
+  }
+  if (!(await isAuthorized(db, conn.id, env.id))) errors.push(unauthorizedConnectionMessage(env.name, conn.provider, conn.name));
+  return errors;
+}
+
+async function resolveBackend(db: Queryable, orgId: string, provisioner: string | null, componentBackendId: string | null) {
+  const visited: string[] = [];
+  let backend: BackendRow | null = null;
+  let where = "";
+  if (componentBackendId) {
+    const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.id, componentBackendId), eq(stateBackends.orgId, orgId)));
+    visited.push(`component's state backend: ${row ? row.name : `${componentBackendId} (not found)`}`);
+    if (row) (backend = row), (where = "the component's");
+  } else visited.push("component's state backend: none set");
+  if (!backend && provisioner) {
+    const [row] = await db
+      .select({ b: stateBackends })
+      .from(stateBackendDefaults)
+      .innerJoin(stateBackends, eq(stateBackends.id, stateBackendDefaults.backendId))
+      .where(and(eq(stateBackendDefaults.orgId, orgId), eq(stateBackendDefaults.provisioner, provisioner as "builtin")));
+    visited.push(`organization default for ${provisioner}: ${row ? row.b.name : "none"}`);
+    if (row) (backend = row.b), (where = `the organization's default for ${provisioner}`);
+  }
+  if (!backend) {
+    const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.kind, "planton_managed")));
+    visited.push(`Planton-managed: ${row ? row.name : "missing"}`);
+    if (row) (backend = row), (where = "Planton-managed");
+  }
+  const errors = backend
+    ? []
+    : ["No state backend could be resolved: the component names none, the organization has no default, and its Planton-managed backend is missing. Set a default in Settings → State Backends, then run the job again."];
+  const check: PreflightCheck = { essential: "backend", passed: !!backend, resolvedTo: backend ? `${backend.name} (${backend.kind}, ${where})` : null, errors, visited };
+  return { check, backend };
+}
+
+function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {
+  return {
+    essential: "flow_control",
+    passed: true,
+    resolvedTo: policy.selector === "platform" ? "platform default" : `${policy.selector} policy (${policy.target})`,
+    errors: [],
+    visited: policy.visited.map((v) => `${v.selector} ${v.target}: ${v.found ? "policy found" : "none"}`),
+  };
+}
+
+function report(checks: PreflightCheck[]): PreflightReport {
+  const passed = checks.every((c) => c.passed);
+  return { passed, checks, reason: passed ? null : (checks.find((c) => !c.passed)?.errors[0] ?? null) };
+}
+
+export interface PreflightComponent {
+  id: string;
+  name: string;
+  kind: string;
+  orgId: string;
+  environmentId: string;
+  connectionId: string | null;
+  customModuleId: string | null;
+  stateBackendId: string | null;
+}
+
+/** Preflight for one component: the report plus what was resolved, for the IaC input. */
+export async function preflightForComponent(db: Queryable, component: PreflightComponent): Promise<{ report: PreflightReport; resolved: Resolved; kind: CatalogKind }> {
+  const [org] = await db.select().from(organizations).where(eq(organizations.id, component.orgId));
+  const [env] = await db.select().from(environments).where(eq(environments.id, component.environmentId));
+  const kind = await getCatalogKind(db, component.orgId, component.kind);
+  const mod = await resolveModule(db, component.orgId, component.kind, component.customModuleId);
+
+  let connection: ConnectionRow | null = null;
+  const cred: PreflightCheck = { essential: "credentials", passed: false, resolvedTo: null, errors: [], visited: [] };
+  if (!component.connectionId) {
+    cred.visited.push("component's connection: none set");
+    cred.errors.push(
+      `Component ${component.name} has no connection, and ${kind.kind} deploys through a ${kind.provider} connection. Set one on the component (Infra Components → ${component.name} → Edit), then run the job again.`,
+    );
+  } else {
+    [connection = null] = await db.select().from(connections).where(eq(connections.id, component.connectionId));
+    cred.visited.push(`component's connection: ${connection ? connection.name : `${component.connectionId} (not found)`}`);
+    if (!connection) cred.errors.push(`Component ${component.name}'s connection was deleted. Set another on the component, then run the job again.`);
+    else {
+      cred.errors.push(...(await connectionProblems(db, connection, kind.provider, env)));
+      cred.resolvedTo = `${connection.name} (${connection.provider}, ${connection.mode === "runner" ? "credentials from the runner" : "stored credentials"})`;
+    }
+  }
+  cred.passed = !cred.errors.length;
+
+  const be = await resolveBackend(db, component.orgId, mod.module?.provisioner ?? null, component.stateBackendId);
+  const policy = await resolveFlowControl(db, {
+    orgId: org.id,
+    orgSlug: org.slug,
+    environmentId: env.id,
+    environmentName: env.name,
+    componentId: component.id,
+    componentName: component.name,
+  });
+  return {
+    report: report([mod.check, cred, be.check, flowControlCheck(policy)]),
+    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, policy },
+    kind,
+  };
+}
+
+export const preflightForKindInput = z.object({ kind: z.string().min(1), environment: z.string().min(1) });
+
+/** `planton infra job preflight-checks --catalog-kind <kind>`: the four checks for a kind in an environment, without a component. */
+export async function preflightForKind(db: Queryable, actor: Actor, raw: z.input<typeof preflightForKindInput>): Promise<PreflightReport> {
+  const input = preflightForKindInput.parse(raw);
+  const env = await environmentByName(db, actor.orgId, input.environment);
+  const kind = await getCatalogKind(db, actor.orgId, input.kind);
+  const [org] = await db.select().from(organizations).where(eq(organizations.id, actor.orgId));
+  const mod = await resolveModule(db, actor.orgId, kind.kind, null);
+
+  const cred: PreflightCheck = { essential: "credentials", passed: false, resolvedTo: null, errors: [], visited: [] };
+  const candidates = await db.select().from(connections).where(and(eq(connections.orgId, actor.orgId), eq(connections.provider, kind.provider))).orderBy(connections.name);
+  for (const c of candidates) {
+    const problems = await connectionProblems(db, c, kind.provider, env);
+    cred.visited.push(`connection ${c.name}: ${problems.length ? problems[0] : "usable"}`);
+    if (!problems.length && !cred.resolvedTo) cred.resolvedTo = `${c.name} (${c.provider})`;
+    if (problems.length && candidates.length === 1) cred.errors.push(...problems);
+  }
+  if (!candidates.length) {
+    cred.errors.push(`The organization has no ${kind.provider} connection, and ${kind.kind} deploys through one. Create one in Settings → Connections, authorize it for ${env.name}, then run the check again.`);
+  } else if (!cred.resolvedTo && candidates.length > 1) {
+    cred.errors.push(`None of the organization's ${kind.provider} connections (${candidates.map((c) => c.name).join(", ")}) can be used in ${env.name}; each one's reason is listed. Fix one, then run the check again.`);
+  }
+  cred.passed = !!cred.resolvedTo;
+  if (cred.passed) cred.errors = [];
+
+  const be = await resolveBackend(db, actor.orgId, mod.module?.provisioner ?? null, null);
+  const policy = await resolveFlowControl(db, { orgId: org.id, orgSlug: org.slug, environmentId: env.id, environmentName: env.name });
+  return report([mod.check, cred, be.check, flowControlCheck(policy)]);
+}

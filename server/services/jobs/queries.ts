@@ -1,0 +1,176 @@
+// Reading jobs: lists by organization or component (cursor-paginated, newest first), one job with
+// everything it keeps, its IaC input, and the review document of its saved plan.
+import { and, asc, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { Queryable } from "@/db/client";
+import { approvals, artifacts, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
+import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
+import { notFound } from "../../errors";
+
+export const listJobsInput = z.object({
+  componentId: z.string().optional(),
+  status: z.enum(JOB_STATUSES).optional(),
+  result: z.enum(JOB_RESULTS).optional(),
+  operation: z.enum(OPERATIONS).optional(),
+  /** The `nextCursor` of the previous page. */
+  cursor: z.string().optional(),
+  limit: z.number().int().min(1).max(200).default(50),
+});
+
+const summaryColumns = {
+  id: infraJobs.id,
+  operation: infraJobs.operation,
+  status: infraJobs.status,
+  result: infraJobs.result,
+  reason: infraJobs.reason,
+  versionMessage: infraJobs.versionMessage,
+  componentId: infraJobs.componentId,
+  componentName: infraComponents.name,
+  kind: infraComponents.kind,
+  environment: environments.name,
+  createdByLabel: infraJobs.createdByLabel,
+  rerunOf: infraJobs.rerunOf,
+  cancelRequestedAt: infraJobs.cancelRequestedAt,
+  createdAt: infraJobs.createdAt,
+  startedAt: infraJobs.startedAt,
+  completedAt: infraJobs.completedAt,
+};
+
+export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}) {
+  const f = listJobsInput.parse(raw);
+  const conds: (SQL | undefined)[] = [eq(infraJobs.orgId, orgId)];
+  if (f.componentId) conds.push(eq(infraJobs.componentId, f.componentId));
+  if (f.status) conds.push(eq(infraJobs.status, f.status));
+  if (f.result) conds.push(eq(infraJobs.result, f.result));
+  if (f.operation) conds.push(eq(infraJobs.operation, f.operation));
+  if (f.cursor) {
+    const [at, id] = decodeCursor(f.cursor);
+    conds.push(or(lt(infraJobs.createdAt, at), and(eq(infraJobs.createdAt, at), lt(infraJobs.id, id))));
+  }
+  const rows = await db
+    .select(summaryColumns)
+    .from(infraJobs)
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(and(...conds))
+    .orderBy(desc(infraJobs.createdAt), desc(infraJobs.id))
+    .limit(f.limit + 1);
+  const page = rows.slice(0, f.limit);
+  const last = page[page.length - 1];
+  return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
+}
+
+const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString("base64url");
+function decodeCursor(cursor: string): [Date, string] {
+  const [at, id] = Buffer.from(cursor, "base64url").toString().split("|");
+  return [new Date(at), id ?? ""];
+}
+
+async function jobRow(db: Queryable, orgId: string, id: string) {
+  const [row] = await db
+    .select({ job: infraJobs, componentName: infraComponents.name, kind: infraComponents.kind, environment: environments.name })
+    .from(infraJobs)
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(and(eq(infraJobs.id, id), eq(infraJobs.orgId, orgId)));
+  if (!row) throw notFound(`Infra Job ${id}`, "Check the id, or find it in the component's Infra Jobs tab.");
+  return row;
+}
+
+/** One job with its steps, runner attempts, approvals and artifacts (without their bytes). */
+export async function getJob(db: Queryable, orgId: string, id: string) {
+  const { job, componentName, kind, environment } = await jobRow(db, orgId, id);
+  const { iacInput, ...rest } = job;
+  const [steps, attempts, approvalRows, artifactRows] = await Promise.all([
+    db.select().from(jobOperations).where(eq(jobOperations.jobId, id)).orderBy(asc(jobOperations.ordinal)),
+    db
+      .select({ a: runnerAttempts, runnerName: runners.name })
+      .from(runnerAttempts)
+      .leftJoin(runners, eq(runners.id, runnerAttempts.runnerId))
+      .where(eq(runnerAttempts.jobId, id))
+      .orderBy(asc(runnerAttempts.startedAt)),
+    db.select().from(approvals).where(eq(approvals.jobId, id)).orderBy(asc(approvals.createdAt)),
+    db
+      .select({ id: artifacts.id, kind: artifacts.kind, name: artifacts.name, sha256: artifacts.sha256, size: artifacts.size, createdAt: artifacts.createdAt })
+      .from(artifacts)
+      .where(eq(artifacts.jobId, id))
+      .orderBy(asc(artifacts.createdAt)),
+  ]);
+  return {
+    ...rest,
+    hasIacInput: !!iacInput,
+    componentName,
+    kind,
+    environment,
+    steps,
+    attempts: attempts.map(({ a, runnerName }) => ({ ...a, runnerName })),
+    approvals: approvalRows,
+    artifacts: artifactRows,
+  };
+}
+
+export type InfraJobView = Awaited<ReturnType<typeof getJob>>;
+
+/** `planton infra job iac-input`: the input the job ran with (module files, variables with secret references, backend, policy). */
+export async function getIacInput(db: Queryable, orgId: string, id: string) {
+  const { job } = await jobRow(db, orgId, id);
+  if (!job.iacInput) throw notFound(`The IaC input of job ${id}`, `Its preflight failed before one could be built: ${job.reason ?? "see the preflight report"}.`);
+  return job.iacInput;
+}
+
+interface PlanChange {
+  address: string;
+  type: string;
+  action: string;
+}
+
+/**
+ * The review document of a job's saved plan (runs-and-plans-api.md): checksum and its verification,
+ * the state it was made against, counts by action and kind, whether deletes were computed, how many
+ * deletes will not execute, and every operation in order.
+ */
+export async function getPlanReview(db: Queryable, orgId: string, id: string) {
+  const { job } = await jobRow(db, orgId, id);
+  const steps = await db.select().from(jobOperations).where(eq(jobOperations.jobId, id)).orderBy(asc(jobOperations.ordinal));
+  const preview = steps.find((s) => s.plan);
+  if (!preview) throw notFound(`A saved plan for job ${id}`, "Only a job whose preview step succeeded has one; run a preview or update job.");
+  const ref = preview.plan as { artifactId: string; sha256: string; summary?: Record<string, unknown> };
+  const [art] = await db.select().from(artifacts).where(and(eq(artifacts.id, ref.artifactId), eq(artifacts.jobId, id)));
+  if (!art) throw notFound(`Plan artifact ${ref.artifactId}`, "The plan was not stored; run the preview again.");
+  const bytes = Buffer.from(art.content, "base64");
+  const actual = createHash("sha256").update(bytes).digest("hex");
+  const notes: string[] = [];
+  const verified = actual === ref.sha256 && actual === art.sha256;
+  if (!verified) notes.push(`The stored plan's SHA-256 is ${actual}, but the preview recorded ${ref.sha256}: do not approve it; run the preview again.`);
+  let plan: { state_lineage?: string | null; state_serial?: number | null; delete_operations_computed?: boolean; resource_changes?: PlanChange[]; operation?: string } = {};
+  try {
+    plan = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    notes.push("The plan is not a builtin-engine JSON plan; counts and operations are not available.");
+  }
+  const protectDeletes = !!(job.policy as { protectDeletes?: boolean } | null)?.protectDeletes;
+  const changes = (plan.resource_changes ?? []).filter((c) => c.action !== "noop");
+  const byAction: Record<string, number> = {};
+  const byKind: Record<string, Record<string, number>> = {};
+  for (const c of changes) {
+    byAction[c.action] = (byAction[c.action] ?? 0) + 1;
+    (byKind[c.type] ??= {})[c.action] = (byKind[c.type]?.[c.action] ?? 0) + 1;
+  }
+  const isDelete = (c: PlanChange) => c.action === "delete";
+  const deletesNotExecuted = protectDeletes ? changes.filter(isDelete).length : 0;
+  if (plan.delete_operations_computed === false) notes.push("Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.");
+  return {
+    jobId: id,
+    artifactId: art.id,
+    checksum: ref.sha256,
+    verification: verified ? ("verified" as const) : ("mismatch" as const),
+    state: { lineage: plan.state_lineage ?? null, serial: plan.state_serial ?? null },
+    notes,
+    counts: { byAction, byKind },
+    deleteOperationsComputed: plan.delete_operations_computed !== false,
+    deletesNotExecuted,
+    operations: changes.map((c) => ({ address: c.address, type: c.type, action: c.action, executes: !(protectDeletes && isDelete(c)) })),
+    summary: ref.summary ?? null,
+  };
+}

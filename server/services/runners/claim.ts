@@ -1,0 +1,112 @@
+// Claiming work: one statement (`UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1)`)
+// picks the oldest claimable queued job; a long-poll waits on NOTIFY job_queued when there is none.
+// A job is claimable when no other job of its component is running or paused mid-run, and no
+// older job of that component is still queued: one job per component, in created order.
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Database, DatabaseHandle } from "@/db/client";
+import { approvals, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
+import { appendEvents, subscribeChannel } from "../jobs/events";
+import { jobTransition } from "../jobs/lifecycle";
+import { JOB_QUEUED_CHANNEL } from "../jobs/transitions";
+import { issueJobCredential } from "./credentials";
+import type { RunnerRow } from "./register-runner";
+
+export const LEASE_SECONDS = Number(process.env.PLANTON_LEASE_SECONDS ?? 30);
+
+function rowsOf<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
+}
+
+/** Claims one job for a runner, or null when none is claimable now. */
+export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimResponse | null> {
+  const attemptId = newId("runnerAttempt");
+  const to = jobTransition({ status: "queued", result: "tbd" }, "claim");
+  // Planton-hosted runners serve organizations without a default runner of their own; a self-hosted runner serves its organization.
+  const scope = runner.orgId
+    ? sql`j.org_id = ${runner.orgId}`
+    : sql`not exists (select 1 from organizations g where g.id = j.org_id and g.default_runner_id is not null)`;
+  return db.transaction(async (tx) => {
+    const claimed = rowsOf<{ id: string; org_id: string }>(
+      await tx.execute(sql`
+        update infra_jobs
+           set status = ${to.status}, result = ${to.result}, runner_id = ${runner.id}, current_attempt_id = ${attemptId},
+               lease_expires_at = now() + ${sql.raw(`interval '${Math.max(1, Math.round(LEASE_SECONDS))} seconds'`)},
+               started_at = coalesce(started_at, now()), updated_at = now()
+         where id = (
+           select j.id from infra_jobs j
+            where j.status = 'queued' and ${scope}
+              and not exists (
+                select 1 from infra_jobs o
+                 where o.component_id = j.component_id and o.id <> j.id
+                   and (o.status = 'running'
+                        or (o.status = 'awaiting_approval' and o.started_at is not null)
+                        or (o.status = 'queued' and (o.created_at, o.id) < (j.created_at, j.id))))
+            order by j.created_at, j.id
+            for update skip locked
+            limit 1)
+           and status = 'queued'
+        returning id, org_id`),
+    );
+    const row = claimed[0];
+    if (!row) return null;
+    const credential = await issueJobCredential({ jobId: row.id, orgId: row.org_id, attemptId });
+    await tx.insert(runnerAttempts).values({ id: attemptId, jobId: row.id, runnerId: runner.id, credentialId: credential.credentialId });
+    await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, runner.id));
+    await appendEvents(tx, row.id, [{ operation: null, type: "job_status", payload: { ...to, runner: runner.name, attemptId } }]);
+    const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, row.id));
+    const steps = await tx.select().from(jobOperations).where(eq(jobOperations.jobId, row.id)).orderBy(asc(jobOperations.ordinal));
+    const input = { ...(job.iacInput as IacInput), steps: steps.filter((s) => s.status === "queued").map((s) => s.step as StepName) };
+    // Resuming after an approval: hand over the reviewed plan, so apply runs exactly that plan.
+    const [approval] = await tx.select().from(approvals).where(eq(approvals.jobId, row.id)).orderBy(sql`${approvals.pauseOrdinal} desc`).limit(1);
+    const planStep = [...steps].reverse().find((s) => s.plan && s.result === "succeeded");
+    if (approval?.planSha256 && planStep) {
+      const plan = planStep.plan as { artifactId: string; sha256: string };
+      input.approvedPlan = { artifactId: plan.artifactId, sha256: approval.planSha256 };
+    }
+    return {
+      job: { id: row.id, operation: input.operation },
+      attemptId,
+      credential: { token: credential.token, expiresAt: credential.expiresAt },
+      input,
+    } satisfies ClaimResponse;
+  });
+}
+
+/** Long-poll: claims at once when it can, else waits for NOTIFY job_queued (or a slow re-check) up to `waitSeconds`. */
+export async function claimJobWaiting(handle: DatabaseHandle, runner: RunnerRow, opts: { waitSeconds: number; signal?: AbortSignal }): Promise<ClaimResponse | null> {
+  const deadline = Date.now() + opts.waitSeconds * 1000;
+  let wake: (() => void) | null = null;
+  let poked = false;
+  const unsubscribe = await subscribeChannel(handle, JOB_QUEUED_CHANNEL, () => {
+    poked = true;
+    wake?.();
+  });
+  const onAbort = () => wake?.();
+  opts.signal?.addEventListener("abort", onAbort);
+  try {
+    for (;;) {
+      poked = false;
+      const claim = await claimJob(handle.db, runner);
+      if (claim) return claim;
+      const left = deadline - Date.now();
+      if (left <= 0 || opts.signal?.aborted) return null;
+      if (poked) continue;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, Math.min(left, 5000));
+      });
+      wake = null;
+    }
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+    unsubscribe();
+  }
+}
+
+/** Which runner holds a job's current attempt. */
+export async function attemptRunner(db: Database, attemptId: string) {
+  const [row] = await db.select({ runner: runners }).from(runnerAttempts).innerJoin(runners, eq(runners.id, runnerAttempts.runnerId)).where(and(eq(runnerAttempts.id, attemptId)));
+  return row?.runner ?? null;
+}

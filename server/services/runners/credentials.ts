@@ -1,0 +1,56 @@
+// Job credentials: `jcr_<JWT>` signed HS256 with a key derived from the server key, scoped to one
+// job, organization and runner attempt, valid one hour at most.
+import { createHmac } from "node:crypto";
+import { SignJWT, jwtVerify } from "jose";
+import { newId } from "@/lib/ids";
+import { serverKey } from "../../crypto";
+import { PlantonError } from "../../errors";
+
+export const CREDENTIAL_PREFIX = "jcr_";
+export const CREDENTIAL_TTL_SECONDS = 3600;
+
+export interface JobCredentialClaims {
+  jobId: string;
+  orgId: string;
+  attemptId: string;
+  credentialId: string;
+  expiresAt: Date;
+}
+
+const signingKey = () => new Uint8Array(createHmac("sha256", serverKey()).update("planton job credential v1").digest());
+
+export async function issueJobCredential(c: { jobId: string; orgId: string; attemptId: string; credentialId?: string }, ttlSeconds = CREDENTIAL_TTL_SECONDS) {
+  const credentialId = c.credentialId ?? newId("jobCredential");
+  const exp = Math.floor(Date.now() / 1000) + Math.min(ttlSeconds, CREDENTIAL_TTL_SECONDS);
+  const jwt = await new SignJWT({ org: c.orgId, att: c.attemptId })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(c.jobId)
+    .setJti(credentialId)
+    .setIssuedAt()
+    .setExpirationTime(exp)
+    .sign(signingKey());
+  return { token: CREDENTIAL_PREFIX + jwt, expiresAt: new Date(exp * 1000).toISOString(), credentialId };
+}
+
+/** Checks a credential's signature and expiry, and that it is for `jobId`. */
+export async function verifyJobCredential(token: string | null | undefined, jobId: string): Promise<JobCredentialClaims> {
+  if (!token?.startsWith(CREDENTIAL_PREFIX)) {
+    throw new PlantonError("UNAUTHORIZED", "Nothing was done: this route needs the job credential from the claim (Authorization: Bearer jcr_…).");
+  }
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token.slice(CREDENTIAL_PREFIX.length), signingKey(), { algorithms: ["HS256"] }));
+  } catch (e) {
+    const expired = (e as { code?: string }).code === "ERR_JWT_EXPIRED";
+    throw new PlantonError(
+      "UNAUTHORIZED",
+      expired
+        ? "Nothing was done: the job credential expired. A runner renews it through its heartbeat while the job runs."
+        : "Nothing was done: the job credential is not valid. Use the credential the claim returned.",
+    );
+  }
+  if (payload.sub !== jobId) {
+    throw new PlantonError("FORBIDDEN", `Nothing was done: this job credential is for job ${payload.sub}, not ${jobId}. A credential works only for its own job.`);
+  }
+  return { jobId, orgId: String(payload.org), attemptId: String(payload.att), credentialId: String(payload.jti), expiresAt: new Date((payload.exp ?? 0) * 1000) };
+}

@@ -1,0 +1,53 @@
+// Planton-hosted runners: at server start, one runner record per process (its token rotated) and
+// PLANTON_HOSTED_RUNNERS child processes (default 1) running runner/main.ts, restarted when they exit.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import type { Database } from "@/db/client";
+import { ensureHostedRunner } from "./register-runner";
+
+export interface HostedRunners {
+  stop(): void;
+}
+
+export async function startHostedRunners(db: Database, opts: { serverUrl: string; count?: number; capacity?: number; log?: (m: string) => void }): Promise<HostedRunners> {
+  const log = opts.log ?? ((m) => console.log(`[hosted-runners] ${m}`));
+  const count = opts.count ?? Number(process.env.PLANTON_HOSTED_RUNNERS ?? 1);
+  const capacity = opts.capacity ?? Number(process.env.PLANTON_HOSTED_RUNNER_CAPACITY ?? 2);
+  const entry = path.join(/*turbopackIgnore: true*/ process.cwd(), "runner", "main.ts");
+  if (!count) return { stop() {} };
+  if (!fs.existsSync(entry)) {
+    log(`runner/main.ts is missing; no hosted runner started`);
+    return { stop() {} };
+  }
+  const children = new Map<number, ChildProcess>();
+  let stopping = false;
+  const start = async (i: number, delayMs = 0) => {
+    if (stopping) return;
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    const { runner, token } = await ensureHostedRunner(db, `hosted-${i + 1}`, capacity);
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--token", token, "--capacity", String(capacity)], {
+      cwd: process.cwd(),
+      env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: runner.name },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    children.set(i, child);
+    const startedAt = Date.now();
+    child.on("exit", (code, signal) => {
+      children.delete(i);
+      if (stopping) return;
+      // Back off when it dies at once, so a broken runner does not spin.
+      const again = Date.now() - startedAt < 10_000 ? 5_000 : 500;
+      log(`${runner.name} exited (${signal ?? code}); restarting in ${again} ms`);
+      start(i, again).catch((e) => log(`restart of ${runner.name} failed: ${(e as Error).message}`));
+    });
+  };
+  for (let i = 0; i < count; i++) await start(i);
+  log(`started ${count} hosted runner(s) against ${opts.serverUrl}`);
+  const stop = () => {
+    stopping = true;
+    for (const c of children.values()) c.kill("SIGTERM");
+  };
+  process.once("exit", stop);
+  return { stop };
+}
