@@ -1,6 +1,14 @@
 import { getRuntime } from "./runtime";
+import { startScheduler } from "./services/jobs/scheduler";
+import { startHostedRunners } from "./services/runners/hosted";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
-  await getRuntime();
+  const runtime = await getRuntime();
+  const g = globalThis as unknown as { __plantonProcesses?: boolean };
+  if (g.__plantonProcesses) return;
+  g.__plantonProcesses = true;
+  startScheduler(runtime.handle);
+  const serverUrl = process.env.PLANTON_SERVER_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  startHostedRunners(runtime.db, { serverUrl }).catch((err) => console.error(`[hosted-runners] not started: ${(err as Error).message}`));
 }
