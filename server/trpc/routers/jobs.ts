@@ -1,0 +1,44 @@
+import { tracked } from "@trpc/server";
+import { z } from "zod";
+import { engineerProcedure, router, viewerProcedure } from "../init";
+import { getRuntime } from "../../runtime";
+import type { Database } from "@/db/client";
+import { cancelJob, cancelJobInput } from "../../services/jobs/cancel-job";
+import { createJob, createJobInput } from "../../services/jobs/create-job";
+import { handleFor, readEventsAfter, streamJobEvents } from "../../services/jobs/events";
+import { preflightForKind, preflightForKindInput } from "../../services/jobs/preflight";
+import { getIacInput, getJob, getPlanReview, listJobs, listJobsInput } from "../../services/jobs/queries";
+import { rerunJob, rerunJobInput } from "../../services/jobs/rerun-job";
+import { resumeJob, resumeJobInput } from "../../services/jobs/resume-job";
+
+const byId = z.object({ id: z.string().min(1) });
+
+async function handleOf(db: Database) {
+  return handleFor(db) ?? (await getRuntime()).handle;
+}
+
+export const jobsRouter = router({
+  list: viewerProcedure.input(listJobsInput).query(({ ctx, input }) => listJobs(ctx.db, ctx.actor.orgId, input)),
+  get: viewerProcedure.input(byId).query(({ ctx, input }) => getJob(ctx.db, ctx.actor.orgId, input.id)),
+  events: viewerProcedure
+    .input(z.object({ id: z.string().min(1), afterSeq: z.number().int().min(0).default(0), limit: z.number().int().min(1).max(5000).default(1000) }))
+    .query(async ({ ctx, input }) => {
+      await getJob(ctx.db, ctx.actor.orgId, input.id);
+      return readEventsAfter(ctx.db, input.id, input.afterSeq, input.limit);
+    }),
+  create: engineerProcedure.input(createJobInput).mutation(({ ctx, input }) => createJob(ctx.db, ctx.actor, input)),
+  cancel: engineerProcedure.input(cancelJobInput).mutation(({ ctx, input }) => cancelJob(ctx.db, ctx.actor, input)),
+  resume: engineerProcedure.input(resumeJobInput).mutation(({ ctx, input }) => resumeJob(ctx.db, ctx.actor, input)),
+  rerun: engineerProcedure.input(rerunJobInput).mutation(({ ctx, input }) => rerunJob(ctx.db, ctx.actor, input)),
+  preflight: viewerProcedure.input(preflightForKindInput).query(({ ctx, input }) => preflightForKind(ctx.db, ctx.actor, input)),
+  iacInput: viewerProcedure.input(byId).query(({ ctx, input }) => getIacInput(ctx.db, ctx.actor.orgId, input.id)),
+  plan: viewerProcedure.input(byId).query(({ ctx, input }) => getPlanReview(ctx.db, ctx.actor.orgId, input.id)),
+  /** Live progress over SSE: every event after `lastEventId` (the last seq seen) once, in order. */
+  stream: viewerProcedure
+    .input(z.object({ id: z.string().min(1), lastEventId: z.string().nullish() }))
+    .subscription(async function* ({ ctx, input, signal }) {
+      await getJob(ctx.db, ctx.actor.orgId, input.id);
+      const after = Number(input.lastEventId ?? 0) || 0;
+      for await (const event of streamJobEvents(await handleOf(ctx.db), input.id, after, signal)) yield tracked(String(event.seq), event);
+    }),
+});
