@@ -4,6 +4,7 @@ import { connectionsRouter } from "./routers/connections";
 import { componentsRouter } from "./routers/components";
 import { environmentsRouter } from "./routers/environments";
 import { flowControlRouter } from "./routers/flow-control";
+import { jobsRouter } from "./routers/jobs";
 import { meRouter } from "./routers/me";
 import { apiTokensRouter } from "./routers/api-tokens";
 import { membersRouter } from "./routers/members";
@@ -17,6 +18,7 @@ export const appRouter = router({
   connections: connectionsRouter,
   environments: environmentsRouter,
   flowControl: flowControlRouter,
+  jobs: jobsRouter,
   secrets: secretsRouter,
   variables: variablesRouter,
   members: membersRouter,
