@@ -2,7 +2,6 @@
 // attempt end in every case.
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { EngineError } from "../engine/index";
 import type { ClaimResponse, StepName } from "../lib/runner-protocol";
 import { writeBundle } from "./bundle";
 import type { JobClient, RunnerClient } from "./client";
@@ -117,7 +116,11 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         break;
       }
       log.info("step started", { step });
-      const emit = (e: Parameters<StepContext["emit"]>[0]) => uploader.emit(step, e);
+      let diagnosed = false;
+      const emit = (e: Parameters<StepContext["emit"]>[0]) => {
+        if (e.type === "diagnostic") diagnosed = true;
+        uploader.emit(step, e);
+      };
       let outcome: StepOutcome;
       try {
         const variables = await prepare();
@@ -125,9 +128,9 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         outcome = await runStep(adapter, step, ctx);
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
-        // Engine errors already reported their diagnostics; anything else gets one here.
-        if (!(err instanceof EngineError)) emit({ type: "diagnostic", payload: { severity: "error", summary: outcome.reason.split("\n")[0], detail: outcome.reason } });
       }
+      // The engine reports its own diagnostics; a failure from anywhere else gets one here.
+      if (!outcome.ok && !diagnosed) emit({ type: "diagnostic", payload: { severity: "error", summary: outcome.reason.split("\n")[0], detail: outcome.reason } });
       if (!outcome.ok) emit({ type: "log", payload: { line: `\x1b[31m${step} failed: ${outcome.reason}\x1b[0m`, stream: "stderr" } });
       if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
       await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
