@@ -1,15 +1,26 @@
 import { defineConfig } from "vitest/config";
 import path from "node:path";
 
+const alias = { "@": path.resolve(import.meta.dirname) };
+const exclude = ["node_modules/**", "e2e/**", ".next/**", ".data/**", ".tmp/**"];
+
 export default defineConfig({
-  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  resolve: { alias },
   test: {
-    include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", "e2e/**", ".next/**", ".data/**", ".tmp/**"],
-    globalSetup: ["./test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
     fileParallelism: false,
+    globalSetup: ["./test/global-setup.ts"],
+    projects: [
+      // Everything, against a real Postgres the harness starts (or DATABASE_URL).
+      { extends: true, resolve: { alias }, test: { name: "postgres", include: ["**/*.test.ts"], exclude } },
+      // The database-facing suites again on the embedded PGlite driver.
+      {
+        extends: true,
+        resolve: { alias },
+        test: { name: "pglite", include: ["db/**/*.test.ts", "server/**/*.test.ts"], exclude, env: { PLANTON_TEST_DRIVER: "pglite" } },
+      },
+    ],
   },
 });

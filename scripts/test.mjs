@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// `npm test`: every check the project has, in order — types, unit and integration tests on Postgres
+// and on PGlite, the production build, then the browser tests — and one closing line of counts.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+const tmp = path.join(root, ".tmp");
+fs.mkdirSync(tmp, { recursive: true });
+const bin = (name) => path.join(root, "node_modules", ".bin", name);
+const only = process.argv.slice(2);
+const want = (step) => only.length === 0 || only.includes(step);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const failures = [];
+
+function run(label, cmd, args, env = {}) {
+  console.log(`\n━━ ${label}: ${[path.basename(cmd), ...args].join(" ")}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+  return r.status === 0;
+}
+
+if (want("types")) {
+  if (run("types", bin("tsc"), ["--noEmit"])) passed++;
+  else {
+    failed++;
+    failures.push("TypeScript type check");
+  }
+}
+
+if (want("unit")) {
+  const report = path.join(tmp, "vitest-report.json");
+  fs.rmSync(report, { force: true });
+  run("unit and integration (Postgres and PGlite)", bin("vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);
+  if (fs.existsSync(report)) {
+    const r = JSON.parse(fs.readFileSync(report, "utf8"));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests;
+    skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+    for (const file of r.testResults) for (const t of file.assertionResults) if (t.status === "failed") failures.push(`${path.relative(root, file.name)} › ${t.fullName}`);
+    // A suite that failed to load has no assertion results; count it.
+    for (const file of r.testResults) if (file.status === "failed" && !file.assertionResults.some((t) => t.status === "failed")) {
+      failed++;
+      failures.push(`${path.relative(root, file.name)} (did not run: ${file.message?.split("\n")[0]})`);
+    }
+  } else {
+    failed++;
+    failures.push("vitest produced no report");
+  }
+}
+
+if (want("e2e")) {
+  if (!run("production build", process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"])) {
+    failed++;
+    failures.push("next build");
+  } else {
+    const report = path.join(tmp, "playwright-report.json");
+    fs.rmSync(report, { force: true });
+    run("browser (Playwright, Chromium)", bin("playwright"), ["test"], { PLAYWRIGHT_JSON_OUTPUT_NAME: report });
+    if (fs.existsSync(report)) {
+      const r = JSON.parse(fs.readFileSync(report, "utf8"));
+      passed += r.stats.expected;
+      failed += r.stats.unexpected + r.stats.flaky;
+      skipped += r.stats.skipped;
+      const walk = (suite, trail) => {
+        for (const s of suite.suites ?? []) walk(s, [...trail, s.title]);
+        for (const spec of suite.specs ?? []) if (!spec.ok) failures.push(`${[...trail, spec.title].filter(Boolean).join(" › ")}`);
+      };
+      walk(r, []);
+      for (const e of r.errors ?? []) {
+        failed++;
+        failures.push(`Playwright: ${String(e.message).split("\n")[0]}`);
+      }
+    } else {
+      failed++;
+      failures.push("Playwright produced no report");
+    }
+  }
+}
+
+if (failures.length) {
+  console.log("\nFailed:");
+  for (const f of failures) console.log(`  ✗ ${f}`);
+}
+console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed ? 1 : 0);
