@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: every check the project has, in order — types, unit and integration tests on Postgres
-// and on PGlite, the production build, then the browser tests — and one closing line of counts.
+// `npm test`: every check the project has, in order — types, the production build, unit and
+// integration tests on Postgres and on PGlite, then the browser tests — and one closing line of counts.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -31,7 +31,17 @@ if (want("types")) {
   }
 }
 
-if (want("unit")) {
+// The build comes first: integration tests run the built console as its own process.
+let built = false;
+if (want("unit") || want("e2e")) {
+  built = run("production build", process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"]);
+  if (!built) {
+    failed++;
+    failures.push("next build");
+  }
+}
+
+if (want("unit") && built) {
   const report = path.join(tmp, "vitest-report.json");
   fs.rmSync(report, { force: true });
   run("unit and integration (Postgres and PGlite)", bin("vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);
@@ -52,11 +62,8 @@ if (want("unit")) {
   }
 }
 
-if (want("e2e")) {
-  if (!run("production build", process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"])) {
-    failed++;
-    failures.push("next build");
-  } else {
+if (want("e2e") && built) {
+  {
     const report = path.join(tmp, "playwright-report.json");
     fs.rmSync(report, { force: true });
     run("browser (Playwright, Chromium)", bin("playwright"), ["test"], { PLAYWRIGHT_JSON_OUTPUT_NAME: report });
