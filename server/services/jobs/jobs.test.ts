@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, count, eq } from "drizzle-orm";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { seedTestOrg } from "../../../test/fixtures";
+import { approvals, connections, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import { encryptSecret } from "../../crypto";
+import { PlantonError } from "../../errors";
+import { createComponent } from "../components/create-component";
+import { cancelJob } from "./cancel-job";
+import { createJob } from "./create-job";
+import { appendEvents, appendRunnerEvents, readEventsAfter, streamJobEvents } from "./events";
+import { bundleSha256, preflightForKind, unauthorizedConnectionMessage } from "./preflight";
+import { getIacInput, getJob, listJobs } from "./queries";
+import { rerunJob } from "./rerun-job";
+import { resumeJob } from "./resume-job";
+import { claim, orgWithComponent, runStep, testRunner } from "./test-helpers";
+import { connectionAuthorizations } from "@/db/schema";
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(() => t.close());
+
+const stepsOf = async (jobId: string) =>
+  (await t.db.select().from(jobOperations).where(eq(jobOperations.jobId, jobId)).orderBy(jobOperations.ordinal)).map((s) => `${s.step}:${s.status}/${s.result}`);
+
+describe("creating an Infra Job", () => {
+  it("queues a preview with its steps and keeps the IaC input with the module bundle's SHA-256", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor("engineer"), { componentId: component.id });
+    expect(job).toMatchObject({ operation: "preview", status: "queued", result: "tbd", createdByLabel: org.users.engineer.email });
+    expect(await stepsOf(job.id)).toEqual(["init:queued/tbd", "refresh:queued/tbd", "preview:queued/tbd"]);
+    const input = (await getIacInput(t.db, org.orgId, job.id)) as { module: { files: Record<string, string>; sha256: string }; variables: unknown; backend: { kind: string }; steps: string[] };
+    expect(Object.keys(input.module.files)).toEqual(expect.arrayContaining(["main.tf", "variables.tf", "outputs.tf"]));
+    expect(input.module.sha256).toBe(bundleSha256(input.module.files));
+    expect(input.variables).toEqual({ site_name: "site-0", title: "Hello from Planton", page_count: 2 });
+    expect(input.backend.kind).toBe("planton_managed");
+    expect(input.steps).toEqual(["init", "refresh", "preview"]);
+    expect((await getJob(t.db, org.orgId, job.id)).preflight).toMatchObject({ passed: true });
+  });
+
+  it("refuses an unknown operation, naming the valid ones, and creates nothing", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const before = (await t.db.select({ n: count() }).from(infraJobs))[0].n;
+    const err = await createJob(t.db, org.actor(), { componentId: component.id, operation: "apply" }).catch((e) => e);
+    expect(err).toBeInstanceOf(PlantonError);
+    expect(err.message).toBe('Unknown Operation "apply": use one of refresh, preview, update, destroy, destroy_preview, import. No job was created.');
+    expect((await t.db.select({ n: count() }).from(infraJobs))[0].n).toBe(before);
+  });
+
+  it("refuses the unauthorized connection with the spec's message word for word; nothing runs", async () => {
+    const org = await seedTestOrg(t.db);
+    const connId = newId("connection");
+    await t.db.insert(connections).values({ id: connId, orgId: org.orgId, name: "aws-prod", provider: "aws", config: { region: "us-east-1" }, credentialsEncrypted: encryptSecret("{}") });
+    const c = await createComponent(t.db, org.actor(), { environment: "staging", kind: "AwsS3Bucket", name: "bucket", spec: { bucket_name: "my-bucket" }, connection: "aws-prod" });
+    const job = await createJob(t.db, org.actor(), { componentId: c.id, operation: "update" });
+    const expected =
+      "Nothing ran: environment staging may not use the aws connection aws-prod. Authorize it (planton connection auth create --provider aws --connection aws-prod --scope environment --environments staging), or make it the organization's (--scope organization), then run the job again.";
+    expect(unauthorizedConnectionMessage("staging", "aws", "aws-prod")).toBe(expected);
+    expect(job).toMatchObject({ status: "completed", result: "failed", reason: expected, iacInput: null });
+    expect(await stepsOf(job.id)).toEqual(["init:completed/skipped", "refresh:completed/skipped", "preview:completed/skipped", "apply:completed/skipped"]);
+    // Authorized for staging, the same job passes preflight.
+    await t.db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId: connId, scope: "environment", environmentId: c.environmentId });
+    expect((await createJob(t.db, org.actor(), { componentId: c.id })).status).toBe("queued");
+  });
+
+  it("fails preflight for each missing essential, naming it and the fix", async () => {
+    const org = await seedTestOrg(t.db);
+    const check = async (componentId: string, essential: string) => {
+      const job = await createJob(t.db, org.actor(), { componentId });
+      expect(job).toMatchObject({ status: "completed", result: "failed" });
+      const report = job.preflight as { passed: boolean; checks: { essential: string; passed: boolean; errors: string[] }[] };
+      const failed = report.checks.filter((c) => !c.passed);
+      expect(failed.map((c) => c.essential)).toEqual([essential]);
+      return failed[0].errors;
+    };
+    // Credentials: no connection on the component.
+    const noConn = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "no-conn", spec: { site_name: "xx" } });
+    expect(await check(noConn.id, "credentials")).toEqual([
+      "Component no-conn has no connection, and StaticSite deploys through a local connection. Set one on the component (Infra Components → no-conn → Edit), then run the job again.",
+    ]);
+    // Credentials: a stored aws connection without credentials (aws needs them; local does not).
+    await t.db.insert(connections).values({ id: newId("connection"), orgId: org.orgId, name: "aws-empty", provider: "aws", config: { region: "eu-west-1" } });
+    const [conn] = await t.db.select().from(connections).where(and(eq(connections.orgId, org.orgId), eq(connections.name, "aws-empty")));
+    await t.db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId: conn.id, scope: "organization" });
+    const noCreds = await createComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "no-creds", spec: { bucket_name: "bkt-1" }, connection: "aws-empty" });
+    expect((await check(noCreds.id, "credentials"))[0]).toBe(
+      "Connection aws-empty has no credentials stored, and aws needs them (access_key_id, secret_access_key). Add them in Settings → Connections → aws-empty, or switch the connection to runner mode, then run the job again.",
+    );
+    // Module: a custom module that is not registered.
+    const badModule = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "bad-module", spec: { site_name: "xx" }, connection: "local-sandbox" });
+    await t.db.update(infraComponents).set({ customModuleId: "mod_gone" }).where(eq(infraComponents.id, badModule.id));
+    expect((await check(badModule.id, "module"))[0]).toMatch(/^The component's custom module mod_gone is not registered\./);
+    // Backend: the organization has no default and no Planton-managed backend.
+    const other = await seedTestOrg(t.db);
+    await t.db.delete(stateBackendDefaults).where(eq(stateBackendDefaults.orgId, other.orgId));
+    await t.db.delete(stateBackends).where(eq(stateBackends.orgId, other.orgId));
+    const noBackend = await createComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "no-backend", spec: { site_name: "xx" }, connection: "local-sandbox" });
+    const job = await createJob(t.db, other.actor(), { componentId: noBackend.id });
+    const report = job.preflight as { checks: { essential: string; passed: boolean; errors: string[] }[] };
+    expect(report.checks.filter((c) => !c.passed).map((c) => c.essential)).toEqual(["backend"]);
+    expect(job.reason).toMatch(/^No state backend could be resolved/);
+  });
+
+  it("answers preflight for a kind and environment with the four checks and what each visited", async () => {
+    const org = await seedTestOrg(t.db);
+    const report = await preflightForKind(t.db, org.actor("viewer"), { kind: "StaticSite", environment: "prod" });
+    expect(report.passed).toBe(true);
+    expect(report.checks.map((c) => [c.essential, c.passed, c.resolvedTo])).toEqual([
+      ["module", true, "static-site@1.0.0 (builtin, platform registry)"],
+      ["credentials", true, "local-sandbox (local)"],
+      ["backend", true, "planton-managed (planton_managed, the organization's default for builtin)"],
+      ["flow_control", true, "platform default"],
+    ]);
+    expect(report.checks[0].visited).toEqual(["component's custom module: none set", "organization registry: none for StaticSite", "platform registry: static-site@1.0.0"]);
+    const aws = await preflightForKind(t.db, org.actor("viewer"), { kind: "AwsS3Bucket", environment: "prod" });
+    expect(aws.checks.find((c) => c.essential === "credentials")).toMatchObject({ passed: false });
+  });
+});
+
+describe("cancel, resume, rerun", () => {
+  it("cancels a queued job at once, every pending step cancelled", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const done = await cancelJob(t.db, org.actor("engineer"), { jobId: job.id });
+    expect(done).toMatchObject({ status: "completed", result: "cancelled" });
+    expect(await stepsOf(job.id)).toEqual(["init:completed/cancelled", "refresh:completed/cancelled", "preview:completed/cancelled", "apply:completed/cancelled"]);
+    const err = await cancelJob(t.db, org.actor(), { jobId: job.id }).catch((e) => e);
+    expect(err.message).toBe(`Nothing was cancelled: job ${job.id} already completed (cancelled). To undo its changes, run a new job.`);
+  });
+
+  it("holds a manual_start job for approval; cancelling it while paused ends it; resuming another queues it", async () => {
+    const { org, component } = await orgWithComponent(t.db, { policy: { manualStart: true } });
+    const a = await createJob(t.db, org.actor(), { componentId: component.id });
+    expect(a.status).toBe("awaiting_approval");
+    expect(await cancelJob(t.db, org.actor(), { jobId: a.id })).toMatchObject({ status: "completed", result: "cancelled" });
+    const b = await createJob(t.db, org.actor(), { componentId: component.id });
+    const { job, approval } = await resumeJob(t.db, org.actor("engineer"), { jobId: b.id });
+    expect(job.status).toBe("queued");
+    expect(approval).toMatchObject({ userLabel: org.users.engineer.email, planSha256: null, pauseOrdinal: 0 });
+  });
+
+  it("cancels a job paused after its preview at once", async () => {
+    const { org, component } = await orgWithComponent(t.db, { policy: { pauseBeforeApply: true } });
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const c = (await claim(t.db, runner))!;
+    await runStep(t.db, c, "init");
+    await runStep(t.db, c, "refresh");
+    expect(await runStep(t.db, c, "preview", "succeeded", { plan: { artifactId: "art_x", sha256: "a".repeat(64), summary: {} } })).toMatchObject({ next: "stop" });
+    expect((await getJob(t.db, org.orgId, job.id)).status).toBe("awaiting_approval");
+    expect(await cancelJob(t.db, org.actor(), { jobId: job.id })).toMatchObject({ status: "completed", result: "cancelled" });
+    expect(await stepsOf(job.id)).toEqual(["init:completed/succeeded", "refresh:completed/succeeded", "preview:completed/succeeded", "apply:completed/cancelled"]);
+  });
+
+  it("approves a paused job once when two approvals race, and refuses a checksum that is not the plan's", async () => {
+    const { org, component } = await orgWithComponent(t.db, { policy: { pauseBeforeApply: true } });
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const c = (await claim(t.db, runner))!;
+    const sha = "b".repeat(64);
+    for (const s of ["init", "refresh"] as const) await runStep(t.db, c, s);
+    await runStep(t.db, c, "preview", "succeeded", { plan: { artifactId: "art_plan", sha256: sha, summary: { add: 1 } } });
+
+    const wrong = await resumeJob(t.db, org.actor(), { jobId: job.id, expectedChecksum: "c".repeat(64) }).catch((e) => e);
+    expect(wrong.message).toBe(
+      `Nothing was approved and nothing ran: the plan you reviewed (sha256 ${"c".repeat(64)}) is not this job's plan (sha256 ${sha}). Review the current plan, then resume with its checksum.`,
+    );
+    expect((await getJob(t.db, org.orgId, job.id)).status).toBe("awaiting_approval");
+
+    const results = await Promise.allSettled([
+      resumeJob(t.db, org.actor("engineer"), { jobId: job.id, expectedChecksum: sha }),
+      resumeJob(t.db, org.actor("admin"), { jobId: job.id, expectedChecksum: sha }),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(PlantonError);
+    expect(await t.db.select().from(approvals).where(eq(approvals.jobId, job.id))).toHaveLength(1);
+    expect((await getJob(t.db, org.orgId, job.id)).status).toBe("queued");
+    // It continues from the next step with the reviewed plan.
+    const next = (await claim(t.db, runner))!;
+    expect(next.claim.input.steps).toEqual(["apply"]);
+    expect(next.claim.input.approvedPlan).toEqual({ artifactId: "art_plan", sha256: sha });
+    expect(await runStep(t.db, next, "apply")).toMatchObject({ next: "stop" });
+    expect((await getJob(t.db, org.orgId, job.id))).toMatchObject({ status: "completed", result: "succeeded" });
+  });
+
+  it("reruns a completed job as a new linked job with a fresh preflight", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const first = await createJob(t.db, org.actor(), { componentId: component.id, operation: "refresh" });
+    await cancelJob(t.db, org.actor(), { jobId: first.id });
+    const again = await rerunJob(t.db, org.actor("engineer"), { jobId: first.id });
+    expect(again).toMatchObject({ rerunOf: first.id, operation: "refresh", status: "queued" });
+    expect(again.id).not.toBe(first.id);
+    const err = await rerunJob(t.db, org.actor(), { jobId: again.id }).catch((e) => e);
+    expect(err.message).toMatch(/^Nothing was re-run: job .* is still queued\./);
+    const { jobs } = await listJobs(t.db, org.orgId, { componentId: component.id, limit: 1 });
+    expect(jobs.map((j) => j.id)).toEqual([again.id]);
+    const page2 = await listJobs(t.db, org.orgId, { componentId: component.id, limit: 1, cursor: (await listJobs(t.db, org.orgId, { componentId: component.id, limit: 1 })).nextCursor! });
+    expect(page2.jobs.map((j) => j.id)).toEqual([first.id]);
+  });
+});
+
+describe("progress events", () => {
+  it("are gap-free per job, and a retried runner batch is stored once", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const ev = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `line ${seq}` } });
+    const r1 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(1), ev(2), ev(3)]));
+    const r2 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(1), ev(2), ev(3)]));
+    const r3 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(3), ev(4)]));
+    expect([r1.acceptedThrough, r2.acceptedThrough, r3.acceptedThrough]).toEqual([3, 3, 4]);
+    // Concurrent batches from two attempts and the server interleave without gaps.
+    await Promise.all([
+      t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_b", [ev(1), ev(2)])),
+      t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_c", [ev(1), ev(2)])),
+      t.db.transaction((tx) => appendEvents(tx, job.id, [{ operation: null, type: "log", payload: { line: "server" } }])),
+    ]);
+    const all = await readEventsAfter(t.db, job.id, 0);
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(all.filter((e) => e.payload.line === "line 3")).toHaveLength(1);
+    expect(all.filter((e) => (e.payload as { line?: string }).line?.startsWith("line")).length).toBe(4 + 2 + 2);
+  });
+
+  it("read after a seq, and streamed live, each once and in order until the job completes", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const before = await readEventsAfter(t.db, job.id, 0);
+    const after = before[before.length - 1].seq;
+    const seen: number[] = [];
+    const reader = (async () => {
+      for await (const e of streamJobEvents(t, job.id, after, undefined, { pollMs: 500 })) seen.push(e.seq);
+    })();
+    for (let i = 0; i < 20; i++) await t.db.transaction((tx) => appendEvents(tx, job.id, [{ operation: null, type: "log", payload: { line: `l${i}` } }]));
+    await cancelJob(t.db, org.actor(), { jobId: job.id });
+    await reader;
+    const total = (await readEventsAfter(t.db, job.id, 0)).length;
+    expect(seen).toEqual(Array.from({ length: total - after }, (_, i) => after + i + 1));
+    expect((await readEventsAfter(t.db, job.id, 5)).map((e) => e.seq)[0]).toBe(6);
+  });
+});
