@@ -68,7 +68,7 @@ export async function main(argv = process.argv): Promise<void> {
     .option("--token <rnr_…>", "runner token (env PLANTON_RUNNER_TOKEN)", process.env.PLANTON_RUNNER_TOKEN)
     .option("--capacity <n>", "jobs run at once", positiveInt, 2)
     .option("--work-dir <dir>", "folder for job workspaces", os.tmpdir())
-    .option("--name <name>", "name shown in logs", os.hostname())
+    .option("--name <name>", "name shown in logs (env PLANTON_RUNNER_NAME)", process.env.PLANTON_RUNNER_NAME ?? os.hostname())
     .option("--grace-seconds <n>", "how long in-flight steps may finish after SIGTERM", positiveIntOrZero, 30)
     .parse(argv);
   const o = program.opts<{ url?: string; token?: string; capacity: number; workDir: string; name: string; graceSeconds: number }>();

@@ -27,8 +27,26 @@ export class StandInServer {
   readonly attemptEnds: Record<string, unknown>[] = [];
   readonly outputsPosts: Record<string, unknown>[] = [];
   readonly secrets = new Map<string, string>();
-  state: StateV4 | null = null;
-  lock: LockInfo | null = null;
+  /** State and lock per component; `state`/`lock` are those of the default component cmp_site. */
+  readonly components = new Map<string, { state: StateV4 | null; lock: LockInfo | null }>();
+  private readonly jobComponent = new Map<string, string>();
+  private slot(componentId = "cmp_site") {
+    let s = this.components.get(componentId);
+    if (!s) this.components.set(componentId, (s = { state: null, lock: null }));
+    return s;
+  }
+  get state(): StateV4 | null {
+    return this.slot().state;
+  }
+  set state(v: StateV4 | null) {
+    this.slot().state = v;
+  }
+  get lock(): LockInfo | null {
+    return this.slot().lock;
+  }
+  set lock(v: LockInfo | null) {
+    this.slot().lock = v;
+  }
   heartbeatSignal: "none" | "cancel" = "none";
   /** Hooks a test sets to shape the answers. */
   onStepStart?: (step: string) => Promise<{ proceed: boolean } | void> | { proceed: boolean } | void;
@@ -37,6 +55,8 @@ export class StandInServer {
   onEvents?: (batch: UploadedEvent[], n: number) => { status: number; store: boolean } | void;
   renewCredential?: { token: string; expiresAt: string };
   readonly tokensSeen = new Set<string>();
+  /** Authorization headers the claim route answers with 401. */
+  readonly refusedTokens = new Set<string>(["Bearer rnr_bad"]);
   private server = http.createServer((req, res) => void this.handle(req, res));
 
   async start(): Promise<this> {
@@ -70,6 +90,7 @@ export class StandInServer {
         ...input,
       },
     };
+    this.jobComponent.set(jobId, claim.input.component.id);
     this.queue.push(claim);
     return claim;
   }
@@ -94,6 +115,7 @@ export class StandInServer {
     };
 
     if (route === "/claim" && req.method === "POST") {
+      if (this.refusedTokens.has(String(req.headers.authorization))) return json(401, { message: "Nothing was done: this runner token is not known." });
       const claim = this.queue.shift();
       if (claim) return json(200, claim);
       await new Promise((r) => setTimeout(r, 50));
@@ -102,6 +124,7 @@ export class StandInServer {
     const m = /^\/jobs\/([^/]+)\/(.+)$/.exec(route);
     if (!m) return json(404, { message: "no such route" });
     const rest = m[2]!;
+    const comp = this.slot(this.jobComponent.get(m[1]!));
 
     if (rest === "heartbeat") {
       return json(200, { signal: this.heartbeatSignal, leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(), ...(this.renewCredential ? { credential: this.renewCredential } : {}) });
@@ -138,19 +161,19 @@ export class StandInServer {
       return void res.end(Buffer.from(bytes));
     }
     if (rest === "state/lock" && req.method === "POST") {
-      if (this.lock) return json(409, { lock: this.lock, message: "state is locked" });
-      this.lock = body as LockInfo;
-      return json(200, { lock: this.lock });
+      if (comp.lock) return json(409, { lock: comp.lock, message: "state is locked" });
+      comp.lock = body as LockInfo;
+      return json(200, { lock: comp.lock });
     }
     if (rest === "state/lock" && req.method === "DELETE") {
-      if (this.lock?.ID !== url.searchParams.get("id")) return json(409, { message: "lock id does not match" });
-      this.lock = null;
+      if (comp.lock?.ID !== url.searchParams.get("id")) return json(409, { message: "lock id does not match" });
+      comp.lock = null;
       return json(200, {});
     }
-    if (rest === "state" && req.method === "GET") return this.state ? json(200, this.state) : json(204);
+    if (rest === "state" && req.method === "GET") return comp.state ? json(200, comp.state) : json(204);
     if (rest === "state" && req.method === "PUT") {
-      if (!this.lock || this.lock.ID !== url.searchParams.get("lockId")) return json(409, { message: "state is not locked by this lock id" });
-      this.state = body as StateV4;
+      if (!comp.lock || comp.lock.ID !== url.searchParams.get("lockId")) return json(409, { message: "state is not locked by this lock id" });
+      comp.state = body as StateV4;
       return json(200, {});
     }
     const secret = /^secrets\/(.+)$/.exec(rest);

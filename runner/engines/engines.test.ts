@@ -1,0 +1,141 @@
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { JobClient } from "../client";
+import type { EventDraft } from "../events";
+import { silentLogger } from "../log";
+import { Redactor } from "../redact";
+import { RemoteStateBackend } from "../remote-state";
+import { StandInServer } from "../test/stand-in-server";
+import { tempDir } from "../test/helpers";
+import { StateLockedError } from "../../engine/index";
+import type { StepContext } from "./adapter";
+import { PulumiAdapter, PulumiOutputReader } from "./pulumi";
+import { TofuAdapter } from "./tofu";
+
+async function ctxWithPath(pathDirs: string[], overrides: Partial<StepContext> = {}): Promise<StepContext & { events: EventDraft[] }> {
+  const workDir = await tempDir();
+  const moduleDir = path.join(workDir, "module");
+  await mkdir(moduleDir, { recursive: true });
+  const events: EventDraft[] = [];
+  return {
+    events,
+    input: {
+      jobId: "job_1",
+      orgId: "org_1",
+      component: { id: "cmp_1", name: "net", kind: "Network", environment: "dev" },
+      operation: "update",
+      steps: ["init", "refresh", "preview", "apply"],
+      module: { name: "net", version: "1.0.0", provisioner: "tofu", source: "platform", files: {}, sha256: "" },
+      variables: {},
+      connection: null,
+      backend: { id: "sbk_1", name: "s3-main", kind: "s3", config: {} },
+      policy: { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: false },
+      parallelism: 10,
+    },
+    step: "init",
+    attemptId: "att_1",
+    moduleDir,
+    workDir,
+    variables: {},
+    job: new JobClient("http://127.0.0.1:9", "job_1", "jcr_x", { attempts: 1, baseMs: 1, maxMs: 1 }),
+    emit: (e) => events.push(e),
+    redactor: new Redactor(),
+    log: silentLogger,
+    signal: new AbortController().signal,
+    env: { PATH: pathDirs.join(path.delimiter) },
+    ...overrides,
+  };
+}
+
+describe("CLI engines when the binary is missing", () => {
+  it("tofu: init fails naming the missing binary and how to install it", async () => {
+    const ctx = await ctxWithPath([await tempDir()]);
+    const r = await new TofuAdapter("tofu").init(ctx);
+    expect(r).toEqual({ ok: false, reason: expect.stringContaining("OpenTofu is not installed on this runner: no `tofu` binary on PATH") });
+    expect((r as { reason: string }).reason).toContain("https://opentofu.org/docs/intro/install/");
+  });
+
+  it("terraform: init fails naming terraform", async () => {
+    const r = await new TofuAdapter("terraform").init(await ctxWithPath([]));
+    expect((r as { reason: string }).reason).toMatch(/Terraform is not installed on this runner: no `terraform` binary on PATH.*developer\.hashicorp\.com\/terraform\/install/);
+  });
+
+  it("pulumi: init fails naming the missing binary and how to install it", async () => {
+    const r = await new PulumiAdapter().init(await ctxWithPath([await tempDir()]));
+    expect((r as { reason: string }).reason).toMatch(/Pulumi is not installed on this runner: no `pulumi` binary on PATH.*pulumi\.com\/docs\/install/);
+  });
+});
+
+describe("tofu adapter with a stand-in `tofu` on PATH", () => {
+  it("runs `tofu plan -json -out=…` and turns its JSON lines into events", async () => {
+    // A stand-in script printing sample lines written by hand in OpenTofu's documented -json format.
+    const bin = await tempDir("fake-bin-");
+    const samples = [
+      `{"@level":"info","@message":"OpenTofu 1.8.0","@module":"tofu.ui","@timestamp":"2026-01-01T00:00:00Z","tofu":"1.8.0","type":"version","ui":"1.2"}`,
+      `{"@level":"info","@message":"null_resource.a: Plan to create","@module":"tofu.ui","@timestamp":"2026-01-01T00:00:00Z","change":{"resource":{"addr":"null_resource.a","module":"","resource":"null_resource.a","implied_provider":"null","resource_type":"null_resource","resource_name":"a","resource_key":null},"action":"create"},"type":"planned_change"}`,
+      `{"@level":"info","@message":"Plan: 1 to add, 0 to change, 0 to destroy.","@module":"tofu.ui","@timestamp":"2026-01-01T00:00:00Z","changes":{"add":1,"change":0,"import":0,"remove":0,"operation":"plan"},"type":"change_summary"}`,
+    ];
+    const script = `#!/bin/sh\nfor a in "$@"; do case "$a" in -out=*) printf 'PLANBYTES' > "\${a#-out=}";; esac; done\ncat <<'EOF'\n${samples.join("\n")}\nEOF\n`;
+    await writeFile(path.join(bin, "tofu"), script);
+    await chmod(path.join(bin, "tofu"), 0o755);
+    const server = await new StandInServer().start();
+    try {
+      const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "preview" });
+      ctx.job = new JobClient(server.url, "job_1", "jcr_x");
+      const r = await new TofuAdapter("tofu").preview(ctx);
+      expect(r.ok).toBe(true);
+      expect(new TextDecoder().decode([...server.artifacts.values()][0])).toBe("PLANBYTES");
+      expect(ctx.events[0]!.payload.line).toMatch(/\$ tofu plan -json -input=false -out=.*plan\.tfplan/);
+      expect(ctx.events.filter((e) => e.type !== "log")).toEqual([
+        { type: "resource", payload: { address: "null_resource.a", type: "null_resource", action: "create", phase: "planned", message: "null_resource.a: Plan to create" } },
+        { type: "summary", payload: { command: "tofu plan", add: 1, change: 0, remove: 0 } },
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("pulumi output reader", () => {
+  it("translates streamed engine events line by line and a preview document at the end", () => {
+    const events: EventDraft[] = [];
+    const reader = new PulumiOutputReader((e) => events.push(e), { command: "pulumi up" });
+    // Sample lines written by hand from Pulumi's documented engine events.
+    reader.line(`{"sequence":1,"timestamp":1,"resourcePreEvent":{"metadata":{"op":"create","urn":"urn:pulumi:dev::p::random:index/randomPet:RandomPet::pet","type":"random:index/randomPet:RandomPet"}}}`);
+    reader.line(`{"sequence":2,"timestamp":2,"summaryEvent":{"resourceChanges":{"create":1}}}`);
+    reader.end();
+    expect(events.filter((e) => e.type !== "log").map((e) => e.type)).toEqual(["resource", "summary"]);
+    const preview: EventDraft[] = [];
+    const r2 = new PulumiOutputReader((e) => preview.push(e), { command: "pulumi preview" });
+    for (const l of JSON.stringify({ steps: [{ op: "update", urn: "urn:pulumi:dev::p::t::n" }], changeSummary: { update: 1 } }, null, 2).split("\n")) r2.line(l);
+    r2.end();
+    expect(preview.find((e) => e.type === "summary")!.payload).toEqual({ command: "pulumi preview", add: 0, change: 1, remove: 0 });
+  });
+});
+
+describe("remote state backend (against a stand-in for the state routes)", () => {
+  let server: StandInServer;
+  beforeEach(async () => void (server = await new StandInServer().start()));
+  afterEach(() => server.stop());
+
+  it("locks, reads, writes under the lock id, and turns a 409 into engine's StateLockedError", async () => {
+    const job = new JobClient(server.url, "job_1", "jcr_x");
+    const a = new RemoteStateBackend(job, { path: "cmp_1/planton-managed", who: "runner-a" });
+    const b = new RemoteStateBackend(job, { path: "cmp_1/planton-managed", who: "runner-b" });
+    const lock = await a.lock({ Operation: "OperationTypeApply" });
+    expect(server.lock).toMatchObject({ Operation: "OperationTypeApply", Who: "runner-a", Path: "cmp_1/planton-managed" });
+    const err = await b.lock({ Operation: "OperationTypePlan" }).catch((e) => e);
+    expect(err).toBeInstanceOf(StateLockedError);
+    expect(err.message).toMatch(/^Error acquiring the state lock/);
+    expect(err.message).toContain("Who:       runner-a");
+    expect(await a.get()).toBeNull();
+    const state = { version: 4 as const, terraform_version: "1.8.0", serial: 1, lineage: "l-1", outputs: {}, resources: [], check_results: null };
+    await a.put(state);
+    expect(server.calls.at(-1)!.route).toBe(`/jobs/job_1/state`);
+    expect(await a.get()).toEqual(state);
+    await expect(b.put(state)).rejects.toThrow(/does not hold the state lock/);
+    await a.unlock(lock.ID);
+    expect(server.lock).toBeNull();
+  });
+});
