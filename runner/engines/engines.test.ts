@@ -43,7 +43,7 @@ async function ctxWithPath(pathDirs: string[], overrides: Partial<StepContext> =
     redactor: new Redactor(),
     log: silentLogger,
     signal: new AbortController().signal,
-    env: { PATH: pathDirs.join(path.delimiter) } as NodeJS.ProcessEnv,
+    env: { PATH: pathDirs.join(path.delimiter) } as unknown as NodeJS.ProcessEnv,
     ...overrides,
   };
 }
