@@ -101,7 +101,9 @@ function providerOf(name: string) {
 
 /** Checks a set of provider fields; the error names the first wrong one, under `prefix.<field>`. */
 function checkFields(fields: Parameters<typeof fieldsSchema>[0], values: Record<string, string>, prefix: "config" | "credentials", provider: string) {
-  const parsed = fieldsSchema(fields).safeParse(values);
+  // A field left out reads as an empty one, so the message says it is required rather than "must be text".
+  const filled = { ...Object.fromEntries(fields.filter((f) => f.required).map((f) => [f.name, ""])), ...values };
+  const parsed = fieldsSchema(fields).safeParse(filled);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.path.length ? `${prefix}.${issue.path.join(".")}` : prefix;
@@ -249,7 +251,9 @@ export async function setConnectionAuthorizations(db: Database, actor: Actor, ra
   const conn = await connectionOf(db, actor.orgId, input.id);
   const wanted = input.organization ? [] : [...new Set(input.environments)];
   const envs = wanted.length
-    ? await db.select().from(environments).where(and(eq(environments.orgId, actor.orgId), inArray(environments.name, wanted)))
+    ? (await db.select().from(environments).where(and(eq(environments.orgId, actor.orgId), inArray(environments.name, wanted)))).sort(
+        (a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name),
+      )
     : [];
   const unknown = wanted.filter((n) => !envs.some((e) => e.name === n));
   if (unknown.length) {

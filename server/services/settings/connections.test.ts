@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { count, eq } from "drizzle-orm";
+import { connectionAuthorizations, connections, runners } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
+import { auditCount, auditOf, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
+import { decryptSecret, sha256Hex } from "../../crypto";
+import { createComponent } from "../components/create-component";
+import { createConnection, deleteConnection, listConnections, setConnectionAuthorizations, updateConnection } from "./connections";
+
+let t: TestDatabase;
+let org: SettingsOrg;
+const SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  org = await seedSettingsOrg(t.db);
+});
+afterAll(() => t.close());
+
+const connectionCount = async () => (await t.db.select({ n: count() }).from(connections).where(eq(connections.orgId, org.orgId)))[0].n;
+const authCount = async () => (await t.db.select({ n: count() }).from(connectionAuthorizations))[0].n;
+
+describe(`connections (${testDriver})`, () => {
+  it("an admin creates a stored AWS connection; its credentials are encrypted, never listed, and decrypt back", async () => {
+    const admin = org.as("admin");
+    await admin.connections.create({
+      org: org.slug,
+      name: "aws-prod",
+      provider: "aws",
+      config: { region: "eu-west-1" },
+      credentials: { access_key_id: "AKIAEXAMPLE", secret_access_key: SECRET_KEY },
+    });
+    const list = await admin.connections.list({ org: org.slug });
+    const aws = list.find((c) => c.name === "aws-prod")!;
+    expect(aws).toMatchObject({ provider: "aws", mode: "stored", config: { region: "eu-west-1" }, hasCredentials: true, runnerId: null });
+    expect(JSON.stringify(list)).not.toContain(SECRET_KEY);
+    expect(JSON.stringify(list)).not.toContain("AKIAEXAMPLE");
+
+    const [row] = await t.db.select().from(connections).where(eq(connections.id, aws.id));
+    expect(row.credentialsEncrypted).not.toContain(SECRET_KEY);
+    expect(JSON.parse(decryptSecret(row.credentialsEncrypted!))).toEqual({ access_key_id: "AKIAEXAMPLE", secret_access_key: SECRET_KEY });
+
+    const [event] = await auditOf(t.db, org.orgId, "connection.create");
+    expect(event.summary).toBe("Created aws connection aws-prod");
+    expect(event.actorLabel).toBe(org.users.admin.email);
+    expect(JSON.stringify(event)).not.toContain(SECRET_KEY);
+  });
+
+  it("an engineer may list connections but not create one", async () => {
+    const r = await refusal(org.as("engineer").connections.create({ org: org.slug, name: "sneaky", provider: "local", config: { root: "/tmp/x" } }));
+    expect(r.code).toBe("FORBIDDEN");
+    expect(r.message).toContain("this needs the admin role");
+    expect((await org.as("viewer").connections.list({ org: org.slug })).length).toBeGreaterThan(0);
+  });
+
+  it("refuses bad input beside the field it concerns, and writes nothing", async () => {
+    const admin = org.as("admin");
+    const before = { rows: await connectionCount(), audit: await auditCount(t.db, org.orgId) };
+    const base = { org: org.slug, provider: "aws", config: { region: "us-east-1" }, credentials: { access_key_id: "a", secret_access_key: "b" } };
+
+    const dup = await refusal(admin.connections.create({ ...base, name: "aws-prod" }));
+    expect(dup).toMatchObject({ code: "CONFLICT", field: "name" });
+    expect(dup.message).toBe("A connection named aws-prod already exists. Nothing was saved. Choose another name, or edit the existing one.");
+
+    const provider = await refusal(admin.connections.create({ ...base, name: "x-1", provider: "oracle" }));
+    expect(provider).toMatchObject({ code: "BAD_REQUEST", field: "provider" });
+    expect(provider.message).toContain("Unknown provider oracle. Nothing was saved. Pick one of local, aws, gcp, azure.");
+
+    const config = await refusal(admin.connections.create({ ...base, name: "x-2", config: {} }));
+    expect(config).toMatchObject({ code: "BAD_REQUEST", field: "config.region" });
+    expect(config.message).toContain("region is required");
+
+    const cred = await refusal(admin.connections.create({ ...base, name: "x-3", credentials: { access_key_id: "a" } }));
+    expect(cred).toMatchObject({ code: "BAD_REQUEST", field: "credentials.secret_access_key" });
+    expect(cred.message).toContain("secret_access_key is required");
+
+    const name = await refusal(admin.connections.create({ ...base, name: "Bad Name" }));
+    expect(name).toMatchObject({ code: "BAD_REQUEST", field: "name" });
+
+    expect(await connectionCount()).toBe(before.rows);
+    expect(await auditCount(t.db, org.orgId)).toBe(before.audit);
+  });
+
+  it("runner mode stores no credentials and needs a self-hosted runner of the organization", async () => {
+    const refused = await refusal(
+      createConnection(t.db, org.actor(), { name: "aws-ambient", provider: "aws", config: { region: "us-east-1" }, mode: "runner" }),
+    );
+    expect(refused).toMatchObject({ code: "BAD_REQUEST", field: "runnerId" });
+    expect(refused.message).toContain("needs a self-hosted runner");
+
+    const foreign = await refusal(
+      createConnection(t.db, org.actor(), { name: "aws-ambient", provider: "aws", config: { region: "us-east-1" }, mode: "runner", runnerId: "rnr_nope" }),
+    );
+    expect(foreign.field).toBe("runnerId");
+
+    const runnerId = newId("runner");
+    await t.db.insert(runners).values({ id: runnerId, orgId: org.orgId, scopeKey: org.orgId, name: "vpc-runner", kind: "self_hosted", tokenHash: sha256Hex(runnerId) });
+    const choices = await org.as("viewer").connections.runners({ org: org.slug });
+    expect(choices.runners.map((r) => r.name)).toEqual(["vpc-runner"]);
+    expect(choices.organizationDefault).toBe("a Planton-hosted runner");
+
+    const { id } = await createConnection(t.db, org.actor(), {
+      name: "aws-ambient",
+      provider: "aws",
+      config: { region: "us-east-1" },
+      mode: "runner",
+      runnerId,
+      credentials: { access_key_id: "ignored", secret_access_key: "ignored" },
+    });
+    const [row] = await t.db.select().from(connections).where(eq(connections.id, id));
+    expect(row.credentialsEncrypted).toBeNull();
+    const listed = (await listConnections(t.db, org.orgId)).find((c) => c.id === id)!;
+    expect(listed).toMatchObject({ mode: "runner", runner: "vpc-runner", hasCredentials: false });
+  });
+
+  it("editing keeps stored credentials unless new ones are sent, and the audit says replaced without the value", async () => {
+    const [aws] = (await listConnections(t.db, org.orgId)).filter((c) => c.name === "aws-prod");
+    const [before] = await t.db.select().from(connections).where(eq(connections.id, aws.id));
+    await updateConnection(t.db, org.actor(), { id: aws.id, name: "aws-prod", provider: "aws", description: "Production account", config: { region: "eu-west-1" } });
+    const [kept] = await t.db.select().from(connections).where(eq(connections.id, aws.id));
+    expect(kept.credentialsEncrypted).toBe(before.credentialsEncrypted);
+    expect(kept.description).toBe("Production account");
+
+    await org.as("admin").connections.update({
+      org: org.slug,
+      id: aws.id,
+      name: "aws-prod",
+      provider: "aws",
+      description: "Production account",
+      config: { region: "eu-west-1" },
+      credentials: { access_key_id: "AKIANEW", secret_access_key: "rotated-secret-value" },
+    });
+    const [after] = await t.db.select().from(connections).where(eq(connections.id, aws.id));
+    expect(JSON.parse(decryptSecret(after.credentialsEncrypted!)).secret_access_key).toBe("rotated-secret-value");
+    const events = await auditOf(t.db, org.orgId, "connection.update");
+    expect(events).toHaveLength(2);
+    expect(events.map((e) => e.changes)).toContainEqual({ credentials: "replaced" });
+    expect(JSON.stringify(events)).not.toContain("rotated-secret-value");
+
+    const dup = await refusal(updateConnection(t.db, org.actor(), { id: aws.id, name: "local-sandbox", provider: "aws", config: { region: "eu-west-1" } }));
+    expect(dup).toMatchObject({ code: "CONFLICT", field: "name" });
+  });
+
+  it("authorizes a connection for chosen environments or the whole organization, and refuses an unknown environment", async () => {
+    const [aws] = (await listConnections(t.db, org.orgId)).filter((c) => c.name === "aws-prod");
+    await org.as("admin").connections.authorize({ org: org.slug, id: aws.id, organization: false, environments: ["staging", "prod"] });
+    let listed = (await listConnections(t.db, org.orgId)).find((c) => c.id === aws.id)!;
+    expect(listed.authorizations.map((a) => a.environment).sort()).toEqual(["prod", "staging"]);
+    const [event] = await auditOf(t.db, org.orgId, "connection.authorize");
+    expect(event.summary).toBe("Connection aws-prod: authorized environment staging, environment prod");
+
+    const before = { auths: await authCount(), audit: await auditCount(t.db, org.orgId) };
+    const unknown = await refusal(setConnectionAuthorizations(t.db, org.actor(), { id: aws.id, organization: false, environments: ["prod", "qa"] }));
+    expect(unknown).toMatchObject({ code: "NOT_FOUND", field: "environments" });
+    expect(unknown.message).toBe("Environment qa was not found, so connection aws-prod was not authorized. Pick from dev, staging, prod, or create it in Settings → Environments.");
+    expect(await authCount()).toBe(before.auths);
+    expect(await auditCount(t.db, org.orgId)).toBe(before.audit);
+
+    await setConnectionAuthorizations(t.db, org.actor(), { id: aws.id, organization: false, environments: ["prod"] });
+    listed = (await listConnections(t.db, org.orgId)).find((c) => c.id === aws.id)!;
+    expect(listed.authorizations.map((a) => a.environment)).toEqual(["prod"]);
+
+    await setConnectionAuthorizations(t.db, org.actor(), { id: aws.id, organization: true });
+    listed = (await listConnections(t.db, org.orgId)).find((c) => c.id === aws.id)!;
+    expect(listed.authorizations).toEqual([{ id: expect.any(String), scope: "organization", environment: null }]);
+    const last = (await auditOf(t.db, org.orgId, "connection.authorize")).at(-1)!;
+    expect(last.summary).toBe("Connection aws-prod: authorized the organization; removed environment prod");
+  });
+
+  it("refuses to delete a connection that components deploy through, naming them, and deletes an unused one", async () => {
+    await createComponent(t.db, org.actor("engineer"), { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs" }, connection: "local-sandbox" });
+    const before = await auditCount(t.db, org.orgId);
+    const r = await refusal(org.as("admin").connections.delete({ org: org.slug, id: org.connectionId }));
+    expect(r.code).toBe("PRECONDITION_FAILED");
+    expect(r.message).toBe("Connection local-sandbox was not deleted: component docs-site (dev) deploys through it. Point it at another connection or delete it first.");
+    expect(await connectionCount()).toBeGreaterThan(0);
+    expect(await auditCount(t.db, org.orgId)).toBe(before);
+    const listed = (await listConnections(t.db, org.orgId)).find((c) => c.id === org.connectionId)!;
+    expect(listed.components).toEqual([{ name: "docs-site", environment: "dev" }]);
+
+    const [ambient] = (await listConnections(t.db, org.orgId)).filter((c) => c.name === "aws-ambient");
+    await deleteConnection(t.db, org.actor(), ambient.id);
+    expect((await listConnections(t.db, org.orgId)).some((c) => c.id === ambient.id)).toBe(false);
+    expect((await auditOf(t.db, org.orgId, "connection.delete"))[0].summary).toBe("Deleted aws connection aws-ambient");
+  });
+});
