@@ -1,5 +1,6 @@
 // Planton-hosted runners: at server start, one runner record per process (its token rotated) and
 // PLANTON_HOSTED_RUNNERS child processes (default 1) running runner/main.ts, restarted when they exit.
+// The token goes in PLANTON_RUNNER_TOKEN, not on the command line, so `ps` does not show it.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -26,7 +27,7 @@ export async function startHostedRunners(db: Database, opts: { serverUrl: string
     if (stopping) return;
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const { runner, token } = await ensureHostedRunner(db, `hosted-${i + 1}`, capacity);
-    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--token", token, "--capacity", String(capacity)], {
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity)], {
       cwd: process.cwd(),
       env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: runner.name },
       stdio: ["ignore", "inherit", "inherit"],
