@@ -1,0 +1,308 @@
+"use client";
+import { useState, type FormEvent } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { KeyRound, Lock, Pencil, Plus, RefreshCw, Trash2, Variable as VariableIcon } from "lucide-react";
+import { toast } from "sonner";
+import { useTRPC } from "@/lib/trpc/client";
+import { useOrg } from "@/components/shell/org-context";
+import { Button } from "@/components/ui/button";
+import { Dialog } from "@/components/ui/dialog";
+import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { TextAreaField, TextField } from "@/components/ui/field";
+import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
+import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { relativeTime } from "@/components/ui/time";
+import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NAME_HINT = "Letters, digits and underscores, not starting with a digit (like DB_PASSWORD).";
+
+interface StoreEntry {
+  id: string;
+  name: string;
+  description: string;
+  value?: string;
+  updatedAt: Date;
+}
+
+export function SecretsPage() {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const secrets = useQuery(trpc.secrets.list.queryOptions({ org: org.slug }));
+  const variables = useQuery(trpc.variables.list.queryOptions({ org: org.slug }));
+  const [secretForm, setSecretForm] = useState<StoreEntry | "new" | null>(null);
+  const [variableForm, setVariableForm] = useState<StoreEntry | "new" | null>(null);
+  const [deleting, setDeleting] = useState<{ kind: "secret" | "variable"; entry: StoreEntry } | null>(null);
+  const admin = org.can("admin");
+
+  return (
+    <>
+      <PageHeader title="Secrets and Variables" description="Values that modules read by name: secrets are write-only and encrypted at rest; variables are plain text anyone in the organization can read." />
+      <RoleNote need="admin" what="Changing secrets and variables" />
+      <div className="space-y-6">
+        <Card
+          title="Secrets"
+          description="Write-only: once saved, a value is never shown again, not even to admins. Replace it to change it."
+          actions={
+            admin && (
+              <Button size="sm" onClick={() => setSecretForm("new")}>
+                <Plus className="h-3.5 w-3.5" /> New secret
+              </Button>
+            )
+          }
+        >
+          <div className="-mx-5 -my-4">
+            <QueryState query={secrets} loading="Loading secrets…">
+              {(rows) =>
+                rows.length === 0 ? (
+                  <EmptyState icon={<KeyRound className="h-8 w-8" />} title="No secrets yet" description="Store passwords, API keys and tokens that your modules reference as $secret/NAME." />
+                ) : (
+                  <Table label="Secrets">
+                    <thead className="bg-slate-50">
+                      <tr>
+                        <Th>Name</Th>
+                        <Th>Value</Th>
+                        <Th>Description</Th>
+                        <Th>Updated</Th>
+                        {admin && <Th className="text-right">Actions</Th>}
+                      </tr>
+                    </thead>
+                    <Tbody>
+                      {rows.map((s) => (
+                        <tr key={s.id}>
+                          <Td className="font-mono font-medium text-slate-900">{s.name}</Td>
+                          <Td>
+                            <span className="inline-flex items-center gap-1 text-xs text-slate-500">
+                              <Lock className="h-3 w-3" /> hidden
+                            </span>
+                          </Td>
+                          <Td className="max-w-sm truncate">{s.description || <span className="text-slate-400">—</span>}</Td>
+                          <Td title={new Date(s.updatedAt).toLocaleString()}>{relativeTime(s.updatedAt)}</Td>
+                          {admin && (
+                            <Td className="text-right">
+                              <div className="flex justify-end gap-1">
+                                <Button variant="ghost" size="sm" onClick={() => setSecretForm(s)} aria-label={`Replace ${s.name}`}>
+                                  <RefreshCw className="h-3.5 w-3.5" /> Replace value
+                                </Button>
+                                <Button variant="ghost" size="sm" onClick={() => setDeleting({ kind: "secret", entry: s })} aria-label={`Delete ${s.name}`}>
+                                  <Trash2 className="h-3.5 w-3.5" /> Delete
+                                </Button>
+                              </div>
+                            </Td>
+                          )}
+                        </tr>
+                      ))}
+                    </Tbody>
+                  </Table>
+                )
+              }
+            </QueryState>
+          </div>
+        </Card>
+
+        <Card
+          title="Variables"
+          description="Plain configuration values, readable by every member."
+          actions={
+            admin && (
+              <Button size="sm" onClick={() => setVariableForm("new")}>
+                <Plus className="h-3.5 w-3.5" /> New variable
+              </Button>
+            )
+          }
+        >
+          <div className="-mx-5 -my-4">
+            <QueryState query={variables} loading="Loading variables…">
+              {(rows) =>
+                rows.length === 0 ? (
+                  <EmptyState icon={<VariableIcon className="h-8 w-8" />} title="No variables yet" description="Store shared settings such as a region or an instance size, referenced as $var/NAME." />
+                ) : (
+                  <Table label="Variables">
+                    <thead className="bg-slate-50">
+                      <tr>
+                        <Th>Name</Th>
+                        <Th>Value</Th>
+                        <Th>Description</Th>
+                        <Th>Updated</Th>
+                        {admin && <Th className="text-right">Actions</Th>}
+                      </tr>
+                    </thead>
+                    <Tbody>
+                      {rows.map((v) => (
+                        <tr key={v.id}>
+                          <Td className="font-mono font-medium text-slate-900">{v.name}</Td>
+                          <Td className="max-w-xs truncate font-mono text-xs">{v.value}</Td>
+                          <Td className="max-w-sm truncate">{v.description || <span className="text-slate-400">—</span>}</Td>
+                          <Td title={new Date(v.updatedAt).toLocaleString()}>{relativeTime(v.updatedAt)}</Td>
+                          {admin && (
+                            <Td className="text-right">
+                              <div className="flex justify-end gap-1">
+                                <Button variant="ghost" size="sm" onClick={() => setVariableForm(v)} aria-label={`Edit ${v.name}`}>
+                                  <Pencil className="h-3.5 w-3.5" /> Edit
+                                </Button>
+                                <Button variant="ghost" size="sm" onClick={() => setDeleting({ kind: "variable", entry: v })} aria-label={`Delete ${v.name}`}>
+                                  <Trash2 className="h-3.5 w-3.5" /> Delete
+                                </Button>
+                              </div>
+                            </Td>
+                          )}
+                        </tr>
+                      ))}
+                    </Tbody>
+                  </Table>
+                )
+              }
+            </QueryState>
+          </div>
+        </Card>
+      </div>
+      {secretForm && <SecretForm key={secretForm === "new" ? "new" : secretForm.id} secret={secretForm === "new" ? undefined : secretForm} onClose={() => setSecretForm(null)} />}
+      {variableForm && <VariableForm key={variableForm === "new" ? "new" : variableForm.id} variable={variableForm === "new" ? undefined : variableForm} onClose={() => setVariableForm(null)} />}
+      <DeleteEntry target={deleting} onClose={() => setDeleting(null)} />
+    </>
+  );
+}
+
+function useFormErrors() {
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [alert, setAlert] = useState<string | null>(null);
+  const onError = (err: unknown) => {
+    const fe = fieldErrorsOf(err);
+    setErrors(fe);
+    setAlert(Object.keys(fe).length ? null : messageOf(err));
+  };
+  return { errors, setErrors, alert, onError };
+}
+
+function SecretForm({ secret, onClose }: { secret?: StoreEntry; onClose: () => void }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(secret?.name ?? "");
+  const [description, setDescription] = useState(secret?.description ?? "");
+  const [value, setValue] = useState("");
+  const { errors, setErrors, alert, onError } = useFormErrors();
+  const done = async (message: string) => {
+    await queryClient.invalidateQueries({ queryKey: trpc.secrets.list.queryKey() });
+    toast.success(message);
+    onClose();
+  };
+  const create = useMutation(trpc.secrets.create.mutationOptions({ onSuccess: (r) => done(`Saved secret ${r.name}`), onError }));
+  const update = useMutation(trpc.secrets.update.mutationOptions({ onSuccess: () => done(value ? `Replaced the value of ${secret?.name}` : `Saved ${secret?.name}`), onError }));
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const local: Record<string, string> = {};
+    if (!secret && !NAME.test(name)) local.name = `Name must be ${NAME_HINT.toLowerCase()}`;
+    if (!secret && !value) local.value = "Enter the secret's value";
+    setErrors(local);
+    if (Object.keys(local).length) return;
+    if (secret) update.mutate({ org: org.slug, id: secret.id, description, value: value || undefined });
+    else create.mutate({ org: org.slug, name, description, value });
+  }
+
+  return (
+    <Dialog open onClose={onClose} title={secret ? `Replace ${secret.name}` : "New secret"} description="The value is encrypted when saved and cannot be read back here.">
+      <form onSubmit={submit} noValidate className="space-y-4">
+        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} disabled={!!secret} hint={NAME_HINT} className="font-mono" placeholder="DB_PASSWORD" autoFocus={!secret} />
+        <TextAreaField
+          label={secret ? "New value" : "Value"}
+          rows={3}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          error={errors.value}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder={secret ? "Leave empty to keep the current value" : undefined}
+          autoFocus={!!secret}
+        />
+        <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional: what it unlocks" />
+        <FormAlert message={alert} />
+        <div className="flex justify-end gap-2 pt-2">
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" busy={create.isPending || update.isPending}>
+            {secret ? "Save" : "Save secret"}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: () => void }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(variable?.name ?? "");
+  const [description, setDescription] = useState(variable?.description ?? "");
+  const [value, setValue] = useState(variable?.value ?? "");
+  const { errors, setErrors, alert, onError } = useFormErrors();
+  const done = async (message: string) => {
+    await queryClient.invalidateQueries({ queryKey: trpc.variables.list.queryKey() });
+    toast.success(message);
+    onClose();
+  };
+  const create = useMutation(trpc.variables.create.mutationOptions({ onSuccess: (r) => done(`Saved variable ${r.name}`), onError }));
+  const update = useMutation(trpc.variables.update.mutationOptions({ onSuccess: () => done(`Saved ${variable?.name}`), onError }));
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!variable && !NAME.test(name)) return setErrors({ name: `Name must be ${NAME_HINT.toLowerCase()}` });
+    setErrors({});
+    if (variable) update.mutate({ org: org.slug, id: variable.id, value, description });
+    else create.mutate({ org: org.slug, name, value, description });
+  }
+
+  return (
+    <Dialog open onClose={onClose} title={variable ? `Edit ${variable.name}` : "New variable"}>
+      <form onSubmit={submit} noValidate className="space-y-4">
+        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} disabled={!!variable} hint={NAME_HINT} className="font-mono" placeholder="AWS_REGION" autoFocus={!variable} />
+        <TextField label="Value" value={value} onChange={(e) => setValue(e.target.value)} error={errors.value} className="font-mono" autoFocus={!!variable} />
+        <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional" />
+        <FormAlert message={alert} />
+        <div className="flex justify-end gap-2 pt-2">
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" busy={create.isPending || update.isPending}>
+            Save variable
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteEntry({ target, onClose }: { target: { kind: "secret" | "variable"; entry: StoreEntry } | null; onClose: () => void }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<string | null>(null);
+  const opts = {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: target?.kind === "secret" ? trpc.secrets.list.queryKey() : trpc.variables.list.queryKey() });
+      toast.success(`Deleted ${target?.kind} ${target?.entry.name}`);
+      onClose();
+    },
+    onError: (err: unknown) => setError(messageOf(err)),
+  };
+  const delSecret = useMutation(trpc.secrets.delete.mutationOptions(opts));
+  const delVariable = useMutation(trpc.variables.delete.mutationOptions(opts));
+  return (
+    <ConfirmDialog
+      open={!!target}
+      title={`Delete ${target?.entry.name}?`}
+      description={`Jobs that reference this ${target?.kind} will fail until it exists again.`}
+      confirmLabel={`Delete ${target?.kind}`}
+      busy={delSecret.isPending || delVariable.isPending}
+      error={error}
+      onConfirm={() => target && (target.kind === "secret" ? delSecret : delVariable).mutate({ org: org.slug, id: target.entry.id })}
+      onClose={() => {
+        setError(null);
+        onClose();
+      }}
+    />
+  );
+}
