@@ -148,7 +148,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         result.reason = `${step} failed: ${redactor.text(outcome.reason)}`;
         break;
       }
-      if (finish.next === "stop") {
+      if (finish.next === "stop" && step !== input.steps.at(-1)) {
         result.stoppedBy = "server_stop";
         result.reason = `stopped after ${step} as the server asked`;
         break;
