@@ -3,6 +3,7 @@ import { createLocalProvider } from "./local";
 import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
 import { createRandomProvider } from "./random";
 import { createTerraformDataProvider } from "./terraform-data";
+import { createTimeProvider } from "./time";
 
 /** The providers the builtin engine ships, configured for one operation. */
 export interface ProviderSet {
@@ -11,7 +12,7 @@ export interface ProviderSet {
 }
 
 export async function createProviders(config: ProviderConfig = {}): Promise<ProviderSet> {
-  const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider()];
+  const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider(), createTimeProvider()];
   const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
   for (const p of providers) {
     const schema = p.schema();
