@@ -84,7 +84,7 @@ describe("tofu adapter with a stand-in `tofu` on PATH", () => {
       const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "preview" });
       ctx.job = new JobClient(server.url, "job_1", "jcr_x");
       const r = await new TofuAdapter("tofu").preview(ctx);
-      expect(r.ok).toBe(true);
+      expect(r).toMatchObject({ ok: true, plan: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/), summary: { command: "tofu plan", add: 1, change: 0, remove: 0 } } });
       expect(new TextDecoder().decode([...server.artifacts.values()][0])).toBe("PLANBYTES");
       expect(ctx.events[0]!.payload.line).toMatch(/\$ tofu plan -json -input=false -out=.*plan\.tfplan/);
       expect(ctx.events.filter((e) => e.type !== "log")).toEqual([

@@ -78,11 +78,16 @@ export class PulumiAdapter implements EngineAdapter {
 
   private async outputs(ctx: StepContext): Promise<void> {
     const bin = findBinary(["pulumi"], ctx.env)!;
-    const { code, stdout } = await runCli(bin, ["stack", "output", "--json", "--show-secrets", "--stack", this.stack(ctx)], { cwd: ctx.moduleDir, env: this.env(ctx), signal: ctx.signal });
-    if (code !== 0 || !stdout.trim()) return;
-    // Pulumi does not say which outputs are secret here; treat every output as sensitive unless it is a plain number or boolean.
-    const values = JSON.parse(stdout) as Record<string, unknown>;
-    await reportOutputs(ctx, Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, sensitive: typeof v === "string" || typeof v === "object" }])));
+    const read = async (showSecrets: boolean) => {
+      const args = ["stack", "output", "--json", "--stack", this.stack(ctx), ...(showSecrets ? ["--show-secrets"] : [])];
+      const { code, stdout } = await runCli(bin, args, { cwd: ctx.moduleDir, env: this.env(ctx), signal: ctx.signal });
+      return code === 0 && stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : null;
+    };
+    // Without --show-secrets Pulumi prints "[secret]" for secret outputs: that says which ones are sensitive.
+    const masked = await read(false);
+    const values = masked && (await read(true));
+    if (!masked || !values) return;
+    await reportOutputs(ctx, Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v, sensitive: masked[k] === "[secret]" }])));
   }
 
   async init(ctx: StepContext): Promise<StepOutcome> {

@@ -114,8 +114,10 @@ export class TofuAdapter implements EngineAdapter {
       if (plansDestroy(ctx.input)) args.push("-destroy");
       if (ctx.input.policy.skipRefresh) args.push("-refresh=false");
       const summary: Record<string, unknown> = {};
+      // The plan's counts come from its change_summary line.
+      const seen: StepContext = { ...ctx, emit: (e) => (e.type === "summary" && Object.assign(summary, e.payload), ctx.emit(e)) };
       await this.withState(ctx, "OperationTypePlan", async () => {
-        const { code } = await this.run(ctx, args, { command });
+        const { code } = await this.run(seen, args, { command });
         if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
       });
       const bytes = await readFile(this.planFile(ctx));
