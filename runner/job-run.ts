@@ -84,7 +84,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       log.warn("heartbeat failed", { error: String(err) });
     }
   };
-  const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? 5_000);
+  const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? Number(process.env.PLANTON_RUNNER_HEARTBEAT_MS ?? 5_000));
 
   log.info("job claimed", { operation: input.operation, steps: input.steps, module: `${input.module.name}@${input.module.version}`, engine: adapter.name });
   let prepared: Promise<Record<string, unknown>> | undefined;

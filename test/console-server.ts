@@ -35,6 +35,7 @@ export async function startConsoleServer(opts: { databaseUrl: string; hostedRunn
       DATABASE_URL: opts.databaseUrl,
       PLANTON_DATA_DIR: dataDir,
       PLANTON_URL: url,
+      PORT: String(port),
       PLANTON_HOSTED_RUNNERS: String(opts.hostedRunners ?? 0),
       PLANTON_ADMIN_PASSWORD: "integration-admin-pw",
       NODE_ENV: "production",
