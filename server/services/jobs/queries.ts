@@ -1,6 +1,6 @@
 // Reading jobs: lists by organization or component (cursor-paginated, newest first), one job with
 // everything it keeps, its IaC input, and the review document of its saved plan.
-import { and, asc, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
@@ -13,6 +13,10 @@ export const listJobsInput = z.object({
   status: z.enum(JOB_STATUSES).optional(),
   result: z.enum(JOB_RESULTS).optional(),
   operation: z.enum(OPERATIONS).optional(),
+  /** The environment's name. */
+  environment: z.string().optional(),
+  /** Who started it, as shown on the job (`createdByLabel`). */
+  createdBy: z.string().optional(),
   /** The `nextCursor` of the previous page. */
   cursor: z.string().optional(),
   limit: z.number().int().min(1).max(200).default(50),
@@ -44,6 +48,8 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
   if (f.status) conds.push(eq(infraJobs.status, f.status));
   if (f.result) conds.push(eq(infraJobs.result, f.result));
   if (f.operation) conds.push(eq(infraJobs.operation, f.operation));
+  if (f.environment) conds.push(eq(environments.name, f.environment));
+  if (f.createdBy) conds.push(eq(infraJobs.createdByLabel, f.createdBy));
   if (f.cursor) {
     const [at, id] = decodeCursor(f.cursor);
     conds.push(or(lt(infraJobs.createdAt, at), and(eq(infraJobs.createdAt, at), lt(infraJobs.id, id))));
@@ -59,6 +65,21 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
   const page = rows.slice(0, f.limit);
   const last = page[page.length - 1];
   return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
+}
+
+/** How many of the organization's jobs wait for an approval (the navigation's badge). */
+export async function countAwaitingApproval(db: Queryable, orgId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(infraJobs)
+    .where(and(eq(infraJobs.orgId, orgId), eq(infraJobs.status, "awaiting_approval")));
+  return Number(row?.n ?? 0);
+}
+
+/** The people who started the organization's jobs, for the list's "started by" filter. */
+export async function listJobStarters(db: Queryable, orgId: string): Promise<string[]> {
+  const rows = await db.selectDistinct({ label: infraJobs.createdByLabel }).from(infraJobs).where(eq(infraJobs.orgId, orgId)).orderBy(asc(infraJobs.createdByLabel)).limit(200);
+  return rows.map((r) => r.label);
 }
 
 const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString("base64url");

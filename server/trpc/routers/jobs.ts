@@ -7,7 +7,7 @@ import { cancelJob, cancelJobInput } from "../../services/jobs/cancel-job";
 import { createJob, createJobInput } from "../../services/jobs/create-job";
 import { handleFor, readEventsAfter, streamJobEvents } from "../../services/jobs/events";
 import { preflightForKind, preflightForKindInput } from "../../services/jobs/preflight";
-import { getIacInput, getJob, getPlanReview, listJobs, listJobsInput } from "../../services/jobs/queries";
+import { countAwaitingApproval, getIacInput, getJob, getPlanReview, listJobStarters, listJobs, listJobsInput } from "../../services/jobs/queries";
 import { rerunJob, rerunJobInput } from "../../services/jobs/rerun-job";
 import { resumeJob, resumeJobInput } from "../../services/jobs/resume-job";
 
@@ -19,6 +19,8 @@ async function handleOf(db: Database) {
 
 export const jobsRouter = router({
   list: viewerProcedure.input(listJobsInput).query(({ ctx, input }) => listJobs(ctx.db, ctx.actor.orgId, input)),
+  awaitingApprovalCount: viewerProcedure.query(({ ctx }) => countAwaitingApproval(ctx.db, ctx.actor.orgId)),
+  starters: viewerProcedure.query(({ ctx }) => listJobStarters(ctx.db, ctx.actor.orgId)),
   get: viewerProcedure.input(byId).query(({ ctx, input }) => getJob(ctx.db, ctx.actor.orgId, input.id)),
   events: viewerProcedure
     .input(z.object({ id: z.string().min(1), afterSeq: z.number().int().min(0).default(0), limit: z.number().int().min(1).max(5000).default(1000) }))

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createComponent } from "../components/create-component";
+import { cancelJob } from "./cancel-job";
+import { createJob } from "./create-job";
+import { countAwaitingApproval, listJobStarters, listJobs } from "./queries";
+import { orgWithComponent } from "./test-helpers";
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(() => t.close());
+
+describe("the organization's jobs list", () => {
+  it("filters by environment and by who started the job, and pages newest first", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const staging = await createComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "stage-site", spec: { site_name: "stage-site" }, connection: "local-sandbox" });
+    const a = await createJob(t.db, org.actor("engineer"), { componentId: component.id });
+    const b = await createJob(t.db, org.actor("admin"), { componentId: staging.id });
+    const c = await createJob(t.db, org.actor("engineer"), { componentId: staging.id, operation: "refresh" });
+
+    expect((await listJobs(t.db, org.orgId, { environment: "staging" })).jobs.map((j) => j.id)).toEqual([c.id, b.id]);
+    expect((await listJobs(t.db, org.orgId, { createdBy: org.users.engineer.email })).jobs.map((j) => j.id)).toEqual([c.id, a.id]);
+    expect((await listJobs(t.db, org.orgId, { environment: "staging", createdBy: org.users.engineer.email, operation: "refresh" })).jobs.map((j) => j.id)).toEqual([c.id]);
+    const first = await listJobs(t.db, org.orgId, { limit: 2 });
+    const second = await listJobs(t.db, org.orgId, { limit: 2, cursor: first.nextCursor! });
+    expect([...first.jobs, ...second.jobs].map((j) => j.id)).toEqual([c.id, b.id, a.id]);
+    expect(second.nextCursor).toBeNull();
+    expect(await listJobStarters(t.db, org.orgId)).toEqual([org.users.admin.email, org.users.engineer.email].sort());
+  });
+
+  it("counts the jobs waiting for an approval, and stops counting one once it is cancelled", async () => {
+    const { org, component } = await orgWithComponent(t.db, { policy: { manualStart: true } });
+    expect(await countAwaitingApproval(t.db, org.orgId)).toBe(0);
+    const held = await createJob(t.db, org.actor(), { componentId: component.id });
+    await createJob(t.db, org.actor(), { componentId: component.id });
+    expect(held.status).toBe("awaiting_approval");
+    expect(await countAwaitingApproval(t.db, org.orgId)).toBe(2);
+    await cancelJob(t.db, org.actor(), { jobId: held.id });
+    expect(await countAwaitingApproval(t.db, org.orgId)).toBe(1);
+  });
+});
