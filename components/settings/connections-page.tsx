@@ -82,7 +82,7 @@ export function ConnectionsPage() {
                   <Tbody>
                     {(rows as Connection[]).map((c) => (
                       <tr key={c.id} className="align-top">
-                        <Td>
+                        <Td className="whitespace-normal!">
                           <div className="font-medium text-slate-900">{c.name}</div>
                           {c.description && <div className="max-w-xs truncate text-xs text-slate-500">{c.description}</div>}
                           <div className="mt-0.5 font-mono text-xs text-slate-500">
@@ -131,14 +131,14 @@ export function ConnectionsPage() {
                         {admin && (
                           <Td className="text-right">
                             <div className="flex justify-end gap-1">
-                              <Button variant="ghost" size="sm" onClick={() => setEditing(c)} aria-label={`Edit ${c.name}`}>
-                                <Pencil className="h-3.5 w-3.5" /> Edit
+                              <Button variant="ghost" size="sm" onClick={() => setEditing(c)} aria-label={`Edit ${c.name}`} title="Edit">
+                                <Pencil className="h-3.5 w-3.5" />
                               </Button>
-                              <Button variant="ghost" size="sm" onClick={() => setAuthorizing(c)} aria-label={`Authorize ${c.name}`}>
-                                <ShieldCheck className="h-3.5 w-3.5" /> Authorize
+                              <Button variant="ghost" size="sm" onClick={() => setAuthorizing(c)} aria-label={`Authorize ${c.name}`} title="Who may use it">
+                                <ShieldCheck className="h-3.5 w-3.5" />
                               </Button>
-                              <Button variant="ghost" size="sm" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`}>
-                                <Trash2 className="h-3.5 w-3.5" /> Delete
+                              <Button variant="ghost" size="sm" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`} title="Delete">
+                                <Trash2 className="h-3.5 w-3.5" />
                               </Button>
                             </div>
                           </Td>

@@ -75,7 +75,7 @@ export function EnvironmentsPage() {
                         <Td>
                           <Badge tone={envTone(e.name)}>{e.name}</Badge>
                         </Td>
-                        <Td className="max-w-md truncate whitespace-normal">{e.description || <span className="text-slate-400">No description</span>}</Td>
+                        <Td className="max-w-md truncate">{e.description || <span className="text-slate-400">No description</span>}</Td>
                         <Td>
                           <Link href={`/o/${org.slug}/components?environment=${e.name}`} className="text-indigo-700 hover:underline">
                             {e.components} component{e.components === 1 ? "" : "s"}

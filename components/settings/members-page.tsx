@@ -45,8 +45,8 @@ export function MembersPage() {
         toast.success(`Role changed to ${vars.role}`);
       },
       onError: (err, vars) => {
+        // Shown beside the role it concerns.
         setRoleErrors((e) => ({ ...e, [vars.id]: messageOf(err) }));
-        toast.error(messageOf(err));
       },
     }),
   );
@@ -96,7 +96,7 @@ export function MembersPage() {
                             {you && <span className="ml-2 text-xs font-normal text-slate-500">(you)</span>}
                           </Td>
                           <Td>{m.email}</Td>
-                          <Td className="whitespace-normal">
+                          <Td className="whitespace-normal!">
                             {admin ? (
                               <div className="max-w-xs space-y-1">
                                 <label htmlFor={`role-${m.id}`} className="sr-only">
@@ -109,7 +109,8 @@ export function MembersPage() {
                                   aria-invalid={!!roleErrors[m.id] || undefined}
                                   aria-describedby={roleErrors[m.id] ? `role-${m.id}-error` : undefined}
                                   onChange={(e) => changeRole.mutate({ org: org.slug, id: m.id, role: e.target.value as Role })}
-                                  className={controlClass(roleErrors[m.id]) + " w-36 py-1"}
+                                  className={controlClass(roleErrors[m.id]) + " py-1"}
+                                  style={{ width: "9rem" }}
                                 >
                                   {ROLES.map((r) => (
                                     <option key={r} value={r}>
@@ -118,7 +119,7 @@ export function MembersPage() {
                                   ))}
                                 </select>
                                 {roleErrors[m.id] && (
-                                  <p id={`role-${m.id}-error`} role="alert" className="text-xs text-rose-600">
+                                  <p id={`role-${m.id}-error`} role="alert" className="whitespace-normal text-xs text-rose-600">
                                     {roleErrors[m.id]}
                                   </p>
                                 )}
