@@ -4,6 +4,7 @@ import { createComponent } from "../components/create-component";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
 import { countAwaitingApproval, listJobStarters, listJobs } from "./queries";
+import { preflightComponent } from "./preflight-component";
 import { orgWithComponent } from "./test-helpers";
 
 let t: TestDatabase;
@@ -39,5 +40,17 @@ describe("the organization's jobs list", () => {
     expect(await countAwaitingApproval(t.db, org.orgId)).toBe(2);
     await cancelJob(t.db, org.actor(), { jobId: held.id });
     expect(await countAwaitingApproval(t.db, org.orgId)).toBe(1);
+  });
+});
+
+describe("preflight for a component", () => {
+  it("reports the four essentials the component's job would resolve, without creating a job", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const before = (await listJobs(t.db, org.orgId, {})).jobs.length;
+    const report = await preflightComponent(t.db, org.actor("viewer"), { componentId: component.id });
+    expect(report.passed).toBe(true);
+    expect(report.checks.map((c) => c.essential)).toEqual(["module", "credentials", "backend", "flow_control"]);
+    expect(report.checks.find((c) => c.essential === "credentials")?.resolvedTo).toMatch(/^local-sandbox /);
+    expect((await listJobs(t.db, org.orgId, {})).jobs.length).toBe(before);
   });
 });

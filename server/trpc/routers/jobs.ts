@@ -8,6 +8,7 @@ import { createJob, createJobInput } from "../../services/jobs/create-job";
 import { handleFor, readEventsAfter, streamJobEvents } from "../../services/jobs/events";
 import { preflightForKind, preflightForKindInput } from "../../services/jobs/preflight";
 import { countAwaitingApproval, getIacInput, getJob, getPlanReview, listJobStarters, listJobs, listJobsInput } from "../../services/jobs/queries";
+import { preflightComponent, preflightComponentInput } from "../../services/jobs/preflight-component";
 import { rerunJob, rerunJobInput } from "../../services/jobs/rerun-job";
 import { resumeJob, resumeJobInput } from "../../services/jobs/resume-job";
 
@@ -33,6 +34,7 @@ export const jobsRouter = router({
   resume: engineerProcedure.input(resumeJobInput).mutation(({ ctx, input }) => resumeJob(ctx.db, ctx.actor, input)),
   rerun: engineerProcedure.input(rerunJobInput).mutation(({ ctx, input }) => rerunJob(ctx.db, ctx.actor, input)),
   preflight: viewerProcedure.input(preflightForKindInput).query(({ ctx, input }) => preflightForKind(ctx.db, ctx.actor, input)),
+  preflightComponent: viewerProcedure.input(preflightComponentInput).query(({ ctx, input }) => preflightComponent(ctx.db, ctx.actor, input)),
   iacInput: viewerProcedure.input(byId).query(({ ctx, input }) => getIacInput(ctx.db, ctx.actor.orgId, input.id)),
   plan: viewerProcedure.input(byId).query(({ ctx, input }) => getPlanReview(ctx.db, ctx.actor.orgId, input.id)),
   /** Live progress over SSE: every event after `lastEventId` (the last seq seen) once, in order. */
