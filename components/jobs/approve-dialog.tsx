@@ -1,0 +1,131 @@
+"use client";
+import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, ShieldCheck } from "lucide-react";
+import { toast } from "sonner";
+import { useTRPC } from "@/lib/trpc/client";
+import { useOrg } from "@/components/shell/org-context";
+import { Button } from "@/components/ui/button";
+import { Dialog } from "@/components/ui/dialog";
+import { messageOf } from "@/components/ui/errors";
+import { LoadingState } from "@/components/ui/page";
+import { ACTION_SYMBOL } from "./job-ui";
+
+export interface ApprovableJob {
+  id: string;
+  status: string;
+  startedAt: Date | string | null;
+  componentName: string;
+  environment: string;
+}
+
+/** The Approve button and its confirmation: what will be applied (counts, resources, plan checksum), then resume with that checksum. */
+export function ApproveButton({ job, size = "md" }: { job: ApprovableJob; size?: "sm" | "md" }) {
+  const org = useOrg();
+  const [open, setOpen] = useState(false);
+  if (job.status !== "awaiting_approval" || !org.can("engineer")) return null;
+  const manualStart = !job.startedAt;
+  return (
+    <>
+      <Button size={size} onClick={() => setOpen(true)}>
+        <ShieldCheck className="h-4 w-4" /> {manualStart ? "Approve start" : "Approve"}
+      </Button>
+      {open && <ApproveDialog job={job} manualStart={manualStart} onClose={() => setOpen(false)} />}
+    </>
+  );
+}
+
+function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manualStart: boolean; onClose: () => void }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const plan = useQuery({ ...trpc.jobs.plan.queryOptions({ org: org.slug, id: job.id }), enabled: !manualStart, staleTime: 0 });
+  const [refusal, setRefusal] = useState<string | null>(null);
+  const resume = useMutation(
+    trpc.jobs.resume.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries({ queryKey: trpc.jobs.pathKey() });
+        toast.success(manualStart ? "Approved: the job is queued to start." : "Approved: the job carries on with the reviewed plan.");
+        onClose();
+      },
+      onError: (err) => setRefusal(messageOf(err)),
+    }),
+  );
+  const p = plan.data;
+  const byAction = p ? Object.entries(p.counts.byAction) : [];
+  const blocked = !manualStart && (!p || p.verification !== "verified");
+
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={manualStart ? "Approve the start of this job?" : "Approve and apply this plan?"}
+      description={
+        <>
+          {job.componentName} in <span className="font-medium">{job.environment}</span> · <span className="font-mono">{job.id}</span>
+        </>
+      }
+      footer={
+        <>
+          <Button variant="ghost" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button busy={resume.isPending} disabled={blocked} onClick={() => resume.mutate({ org: org.slug, jobId: job.id, expectedChecksum: manualStart ? undefined : p?.checksum })}>
+            {manualStart ? "Approve start" : "Approve and apply"}
+          </Button>
+        </>
+      }
+    >
+      {manualStart ? (
+        <p className="text-sm text-slate-700">The flow-control policy holds this job until someone starts it. Nothing has run yet; approving queues it for a runner.</p>
+      ) : plan.isPending ? (
+        <LoadingState label="Loading the reviewed plan…" />
+      ) : plan.error ? (
+        <p role="alert" className="text-sm text-rose-700">
+          {plan.error.message}
+        </p>
+      ) : (
+        p && (
+          <div className="space-y-3 text-sm">
+            <div className="flex flex-wrap gap-2" aria-label="Plan counts">
+              {byAction.length === 0 && <span className="text-slate-600">No changes: the apply will change nothing.</span>}
+              {byAction.map(([action, n]) => (
+                <span key={action} className="rounded-md bg-slate-100 px-2 py-1 font-medium" data-action={action}>
+                  <span className={`font-mono ${ACTION_SYMBOL[action]?.className ?? ""}`}>{ACTION_SYMBOL[action]?.symbol ?? action}</span> {n} to {action}
+                </span>
+              ))}
+            </div>
+            {p.operations.length > 0 && (
+              <ul className="max-h-48 space-y-0.5 overflow-y-auto rounded-md bg-slate-50 p-2 font-mono text-xs" aria-label="Resources to change">
+                {p.operations.map((o) => (
+                  <li key={o.address + o.action}>
+                    <span className={ACTION_SYMBOL[o.action]?.className}>{(ACTION_SYMBOL[o.action]?.symbol ?? o.action).padEnd(2)}</span> {o.address}
+                    {!o.executes && <span className="ml-2 text-amber-700">(protected: will not run)</span>}
+                  </li>
+                ))}
+              </ul>
+            )}
+            <div>
+              <div className="text-xs font-medium text-slate-500">Plan checksum (SHA-256) — the apply runs exactly this plan</div>
+              <code className="block break-all rounded bg-slate-100 px-2 py-1 text-xs" data-testid="plan-checksum">
+                {p.checksum}
+              </code>
+              <div className={`mt-1 text-xs ${p.verification === "verified" ? "text-emerald-700" : "text-rose-700"}`}>{p.verification === "verified" ? "Verified against the stored plan." : "Does not match the stored plan."}</div>
+            </div>
+            {p.deletesNotExecuted > 0 && <p className="text-xs text-amber-800">{p.deletesNotExecuted} delete(s) are shown but will not run: deletes are protected by flow control.</p>}
+            {p.notes.map((n) => (
+              <p key={n} className="flex gap-1.5 text-xs text-amber-800">
+                <AlertTriangle className="h-3.5 w-3.5 shrink-0" /> {n}
+              </p>
+            ))}
+          </div>
+        )
+      )}
+      {refusal && (
+        <p role="alert" className="rounded-md bg-rose-50 p-3 text-sm text-rose-800 ring-1 ring-rose-200">
+          {refusal}
+        </p>
+      )}
+    </Dialog>
+  );
+}

@@ -1,0 +1,287 @@
+"use client";
+import { useState } from "react";
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { AlertTriangle, ChevronRight, Radio, WifiOff } from "lucide-react";
+import type { PreflightReport } from "@/server/services/jobs/preflight";
+import { useTRPC } from "@/lib/trpc/client";
+import { useOrg } from "@/components/shell/org-context";
+import { Badge, envTone } from "@/components/ui/badge";
+import { cn } from "@/components/ui/cn";
+import { Card, EmptyState, ErrorState, LoadingState, PageHeader } from "@/components/ui/page";
+import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { relativeTime } from "@/components/ui/time";
+import { ApproveButton } from "./approve-dialog";
+import { CancelButton, RerunButton } from "./job-actions";
+import { useJobEvents, type StreamState } from "./job-events";
+import { JobSteps } from "./job-steps";
+import { elapsed, moduleOf, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
+import { PreflightChecks } from "./preflight-report";
+
+export function JobDetail({ id }: { id: string }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const job = useQuery({
+    ...trpc.jobs.get.queryOptions({ org: org.slug, id }),
+    // The event stream drives refetches; this slow poll only covers a stream that cannot connect.
+    refetchInterval: (q) => (q.state.data && q.state.data.status !== "completed" ? 15000 : false),
+  });
+  const events = useJobEvents(org.slug, id, () => void job.refetch());
+  const j = job.data;
+  const now = useNow(j?.status === "running");
+
+  if (job.isPending) return <LoadingState label="Loading job…" />;
+  if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
+
+  const mod = moduleOf(j.preflight);
+  const preflight = j.preflight as PreflightReport;
+  const failedStep = j.steps.find((s) => s.result === "failed")?.step;
+
+  return (
+    <>
+      <PageHeader
+        breadcrumb={
+          <span className="flex items-center gap-1">
+            <Link href={`/o/${org.slug}/jobs`} className="hover:underline">
+              Infra Jobs
+            </Link>
+            <ChevronRight className="h-3.5 w-3.5" />
+            <span className="font-mono">{j.id}</span>
+          </span>
+        }
+        title={
+          <span className="flex flex-wrap items-center gap-3">
+            {operationLabel(j.operation)} {j.componentName}
+            <span data-testid="job-status">
+              <StatusBadge status={j.status} />
+            </span>
+            <span data-testid="job-result">
+              <ResultBadge result={j.result} />
+            </span>
+          </span>
+        }
+        description={j.versionMessage ? <span className="italic">“{j.versionMessage}”</span> : undefined}
+        actions={
+          <>
+            <StreamIndicator state={events.state} completed={j.status === "completed"} />
+            <ApproveButton job={j} />
+            <CancelButton job={j} />
+            <RerunButton job={j} />
+          </>
+        }
+      />
+
+      <dl className="mb-6 grid grid-cols-2 gap-x-6 gap-y-3 rounded-lg bg-white px-5 py-4 text-sm shadow-sm ring-1 ring-slate-200 sm:grid-cols-4">
+        <Meta label="Component">
+          <Link href={`/o/${org.slug}/components/${j.componentId}?tab=jobs`} className="font-medium text-indigo-700 hover:underline">
+            {j.componentName}
+          </Link>{" "}
+          <span className="font-mono text-xs text-slate-500">{j.kind}</span>
+        </Meta>
+        <Meta label="Environment">
+          <Badge tone={envTone(j.environment)}>{j.environment}</Badge>
+        </Meta>
+        <Meta label="Operation">{operationLabel(j.operation)}</Meta>
+        <Meta label="Started by">{j.createdByLabel}</Meta>
+        <Meta label="Created">
+          <span title={new Date(j.createdAt).toLocaleString()}>{relativeTime(j.createdAt, now)}</span>
+        </Meta>
+        <Meta label="Duration">
+          <span className="tabular-nums" data-testid="job-duration">
+            {elapsed(j.startedAt, j.completedAt, now) ?? (j.status === "completed" ? "did not run" : "not started")}
+          </span>
+        </Meta>
+        <Meta label="Engine">{mod?.engine ?? "—"}</Meta>
+        <Meta label="Module">
+          <span className="font-mono text-xs">{mod?.module ?? "not resolved"}</span>
+        </Meta>
+        {j.rerunOf && (
+          <Meta label="Re-run of">
+            <Link href={`/o/${org.slug}/jobs/${j.rerunOf}`} className="font-mono text-xs text-indigo-700 hover:underline">
+              {j.rerunOf}
+            </Link>
+          </Meta>
+        )}
+      </dl>
+
+      {j.status === "running" && j.cancelRequestedAt && (
+        <Banner tone="amber">Cancel requested by {j.cancelRequestedBy ?? "someone"}: the running step finishes, then the remaining steps are marked cancelled.</Banner>
+      )}
+      {j.status === "awaiting_approval" && (
+        <Banner tone="amber">
+          {j.startedAt ? "Paused for approval after the preview: review the plan, then approve to apply it." : "Held by manual start: nothing runs until someone approves."}
+        </Banner>
+      )}
+      {j.reason && j.status === "completed" && j.result !== "succeeded" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{j.reason}</Banner>}
+
+      {!preflight.passed && (
+        <Card className="mb-6 ring-rose-300" title={<span className="flex items-center gap-2 text-rose-800"><AlertTriangle className="h-5 w-5" /> Preflight failed: nothing ran</span>} description="Each failing essential says what is missing and how to fix it. Fix it, then rerun this job.">
+          <PreflightChecks report={preflight} showVisited />
+        </Card>
+      )}
+
+      <div className="space-y-6">
+        <Card title="Steps" description="Expand a step for its log, resource changes and summary.">
+          <div className="-mx-5 -my-4">
+            {j.steps.length ? (
+              <JobSteps steps={j.steps} jobStatus={j.status} store={events.store} now={now} defaultOpen={failedStep} />
+            ) : (
+              <EmptyState title="No steps" />
+            )}
+          </div>
+        </Card>
+
+        <Outputs outputs={j.outputs as Record<string, { value: unknown; sensitive: boolean }> | null} completed={j.status === "completed"} />
+
+        {j.approvals.length > 0 && (
+          <Card title="Approvals">
+            <ul className="space-y-1 text-sm">
+              {j.approvals.map((a) => (
+                <li key={a.id}>
+                  <span className="font-medium">{a.userLabel}</span> approved {relativeTime(a.createdAt, now)}
+                  {a.planSha256 && (
+                    <>
+                      {" "}
+                      the plan <code className="rounded bg-slate-100 px-1 text-xs">{a.planSha256.slice(0, 16)}…</code>
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
+          </Card>
+        )}
+
+        <Card title="Runner attempts" description="Each time a runner claimed this job.">
+          <div className="-mx-5 -my-4">
+            {j.attempts.length === 0 ? (
+              <EmptyState title="No runner has claimed it yet" description={j.status === "queued" ? "It waits for a runner with room, or for earlier jobs of this component." : undefined} />
+            ) : (
+              <Table label="Runner attempts">
+                <thead className="bg-slate-50">
+                  <tr>
+                    <Th>Runner</Th>
+                    <Th>Started</Th>
+                    <Th>Ended</Th>
+                    <Th>Exit</Th>
+                    <Th>Reason</Th>
+                  </tr>
+                </thead>
+                <Tbody>
+                  {j.attempts.map((a) => (
+                    <tr key={a.id}>
+                      <Td>{a.runnerName ?? a.runnerId}</Td>
+                      <Td title={new Date(a.startedAt).toLocaleString()}>{new Date(a.startedAt).toLocaleTimeString()}</Td>
+                      <Td>{a.endedAt ? new Date(a.endedAt).toLocaleTimeString() : <span className="text-sky-700">running</span>}</Td>
+                      <Td className="font-mono">{a.exitCode ?? "—"}</Td>
+                      <Td className="whitespace-normal text-xs">{a.reason ?? ""}</Td>
+                    </tr>
+                  ))}
+                </Tbody>
+              </Table>
+            )}
+          </div>
+        </Card>
+
+        <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} />
+      </div>
+    </>
+  );
+}
+
+function Meta({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-xs text-slate-500">{label}</dt>
+      <dd className="mt-0.5 truncate text-slate-900">{children}</dd>
+    </div>
+  );
+}
+
+function Banner({ tone, children }: { tone: "amber" | "rose" | "slate"; children: React.ReactNode }) {
+  const cls = tone === "amber" ? "bg-amber-50 text-amber-900 ring-amber-200" : tone === "rose" ? "bg-rose-50 text-rose-800 ring-rose-200" : "bg-slate-50 text-slate-700 ring-slate-200";
+  return (
+    <div role="status" className={cn("mb-6 flex items-start gap-2 rounded-lg px-4 py-3 text-sm ring-1", cls)}>
+      <AlertTriangle className="mt-0.5 h-4 w-4 shrink-0" />
+      <p>{children}</p>
+    </div>
+  );
+}
+
+function StreamIndicator({ state, completed }: { state: StreamState; completed: boolean }) {
+  if (completed && (state === "ended" || state === "live")) return null;
+  if (state === "reconnecting")
+    return (
+      <span className="flex items-center gap-1 text-xs text-amber-700" role="status">
+        <WifiOff className="h-3.5 w-3.5" /> Reconnecting…
+      </span>
+    );
+  if (state === "live")
+    return (
+      <span className="flex items-center gap-1 text-xs text-emerald-700" role="status">
+        <Radio className="h-3.5 w-3.5" /> Live
+      </span>
+    );
+  return null;
+}
+
+function Outputs({ outputs, completed }: { outputs: Record<string, { value: unknown; sensitive: boolean }> | null; completed: boolean }) {
+  const entries = Object.entries(outputs ?? {});
+  return (
+    <Card title="Outputs" description="Sensitive values appear only as their $secret/… reference.">
+      {entries.length === 0 ? (
+        <p className="text-sm text-slate-500">{completed ? "This job reported no outputs." : "Outputs appear when the job reports them."}</p>
+      ) : (
+        <dl className="divide-y divide-slate-100 text-sm">
+          {entries.map(([name, o]) => (
+            <div key={name} className="grid grid-cols-3 gap-4 py-2">
+              <dt className="font-mono text-slate-500">
+                {name} {o.sensitive && <Badge tone="yellow">sensitive</Badge>}
+              </dt>
+              <dd className="col-span-2 break-all font-mono text-slate-900">{typeof o.value === "string" ? o.value : JSON.stringify(o.value)}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </Card>
+  );
+}
+
+function IacInput({ id, available, moduleSha256 }: { id: string; available: boolean; moduleSha256: string | null }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const [open, setOpen] = useState(false);
+  const input = useQuery({ ...trpc.jobs.iacInput.queryOptions({ org: org.slug, id }), enabled: open && available });
+  return (
+    <Card
+      title="IaC input"
+      description={
+        moduleSha256 ? (
+          <>
+            Module SHA-256 <code className="break-all text-xs">{moduleSha256}</code>
+          </>
+        ) : (
+          "What the runner received: module files, variables (secrets as references), backend and policy."
+        )
+      }
+      actions={
+        available && (
+          <button type="button" aria-expanded={open} onClick={() => setOpen(!open)} className="text-sm font-medium text-indigo-600 hover:underline">
+            {open ? "Hide" : "Show"} JSON
+          </button>
+        )
+      }
+    >
+      {!available ? (
+        <p className="text-sm text-slate-500">None was built: the preflight failed before it could be.</p>
+      ) : !open ? (
+        <p className="text-sm text-slate-500">Collapsed.</p>
+      ) : input.isPending ? (
+        <LoadingState label="Loading the IaC input…" />
+      ) : input.error ? (
+        <ErrorState error={input.error} retry={() => input.refetch()} />
+      ) : (
+        <pre className="max-h-[28rem] overflow-auto rounded-md bg-slate-50 p-3 font-mono text-xs text-slate-800">{JSON.stringify(input.data, null, 2)}</pre>
+      )}
+    </Card>
+  );
+}

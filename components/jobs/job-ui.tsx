@@ -1,0 +1,105 @@
+// Small pieces every jobs page shares: status and result badges, the step indicator, operation
+// names and descriptions, resource action symbols, and the live clock for durations.
+"use client";
+import { useEffect, useState } from "react";
+import { Ban, CheckCircle2, Circle, CircleDashed, Hand, Loader2, MinusCircle, XCircle } from "lucide-react";
+import type { JobOperationKind } from "@/lib/runner-protocol";
+import { Badge, type BadgeTone } from "@/components/ui/badge";
+import { cn } from "@/components/ui/cn";
+import { duration } from "@/components/ui/time";
+
+export const OPERATION_INFO: Record<JobOperationKind, { label: string; description: string }> = {
+  preview: { label: "Preview", description: "Plan the changes and show them; nothing is changed." },
+  update: { label: "Update", description: "Preview, then apply the changes to make the infrastructure match the spec." },
+  refresh: { label: "Refresh", description: "Read the real resources into state to catch drift; nothing is changed." },
+  destroy_preview: { label: "Destroy preview", description: "Show what a destroy would remove; nothing is removed." },
+  destroy: { label: "Destroy", description: "Preview the destroy, then remove every resource of this component." },
+  import: { label: "Import", description: "Write an existing resource into state; the resource itself is not touched." },
+};
+export const OPERATION_ORDER: JobOperationKind[] = ["preview", "update", "refresh", "destroy_preview", "destroy", "import"];
+export const operationLabel = (op: string) => OPERATION_INFO[op as JobOperationKind]?.label ?? op;
+
+export const STATUS_LABEL: Record<string, string> = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval", completed: "Completed" };
+const STATUS_TONE: Record<string, BadgeTone> = { queued: "gray", running: "blue", awaiting_approval: "yellow", completed: "gray" };
+const RESULT_TONE: Record<string, BadgeTone> = { succeeded: "green", failed: "red", cancelled: "gray", skipped: "gray", tbd: "gray" };
+
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <Badge tone={STATUS_TONE[status] ?? "gray"}>
+      {status === "running" && <Loader2 className="h-3 w-3 animate-spin" aria-hidden />}
+      {status === "awaiting_approval" && <Hand className="h-3 w-3" aria-hidden />}
+      {STATUS_LABEL[status] ?? status}
+    </Badge>
+  );
+}
+
+export function ResultBadge({ result }: { result: string }) {
+  if (result === "tbd") return <span className="text-xs text-slate-400">—</span>;
+  return <Badge tone={RESULT_TONE[result] ?? "gray"}>{result[0].toUpperCase() + result.slice(1)}</Badge>;
+}
+
+/** The one word a step's two axes come to: queued, running, succeeded, failed, skipped, cancelled, awaiting approval. */
+export function stepState(step: { status: string; result: string }, awaitingAfter: boolean): string {
+  if (step.status === "completed") return step.result === "tbd" ? "completed" : step.result;
+  if (step.status === "queued" && awaitingAfter) return "awaiting approval";
+  return step.status;
+}
+
+export function StepIndicator({ state, className }: { state: string; className?: string }) {
+  const c = cn("h-5 w-5 shrink-0", className);
+  switch (state) {
+    case "running":
+      return <Loader2 className={cn(c, "animate-spin text-sky-600")} aria-hidden />;
+    case "succeeded":
+      return <CheckCircle2 className={cn(c, "text-emerald-600")} aria-hidden />;
+    case "failed":
+      return <XCircle className={cn(c, "text-rose-600")} aria-hidden />;
+    case "skipped":
+      return <MinusCircle className={cn(c, "text-slate-400")} aria-hidden />;
+    case "cancelled":
+      return <Ban className={cn(c, "text-slate-500")} aria-hidden />;
+    case "awaiting approval":
+      return <Hand className={cn(c, "text-amber-600")} aria-hidden />;
+    case "queued":
+      return <CircleDashed className={cn(c, "text-slate-400")} aria-hidden />;
+    default:
+      return <Circle className={cn(c, "text-slate-400")} aria-hidden />;
+  }
+}
+
+export const ACTION_SYMBOL: Record<string, { symbol: string; className: string }> = {
+  create: { symbol: "+", className: "text-emerald-700" },
+  update: { symbol: "~", className: "text-amber-700" },
+  delete: { symbol: "-", className: "text-rose-700" },
+  replace: { symbol: "±", className: "text-fuchsia-700" },
+  import: { symbol: "import", className: "text-sky-700" },
+  move: { symbol: "move", className: "text-sky-700" },
+  forget: { symbol: "forget", className: "text-slate-600" },
+  read: { symbol: "read", className: "text-slate-500" },
+  noop: { symbol: "·", className: "text-slate-400" },
+};
+
+/** Re-renders every second while `live`, so running durations tick. */
+export function useNow(live: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [live]);
+  return now;
+}
+
+export function elapsed(start: Date | string | null | undefined, end: Date | string | null | undefined, now: number): string | null {
+  if (!start) return null;
+  const from = new Date(start).getTime();
+  const to = end ? new Date(end).getTime() : now;
+  return duration(Math.max(0, to - from));
+}
+
+/** The module and engine from the preflight report (`static-site@1.0.0 (builtin, platform registry)`). */
+export function moduleOf(preflight: unknown): { module: string; engine: string } | null {
+  const checks = (preflight as { checks?: { essential: string; resolvedTo: string | null }[] } | null)?.checks;
+  const m = checks?.find((c) => c.essential === "module")?.resolvedTo?.match(/^(\S+) \(([^,)]+)/);
+  return m ? { module: m[1], engine: m[2] } : null;
+}
