@@ -1,9 +1,10 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { Boxes, Cable, ChevronsUpDown, KeyRound, Layers, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
+import { Boxes, Cable, ChevronsUpDown, History, KeyRound, Layers, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
 import type { ComponentType, ReactNode } from "react";
 import { authClient } from "@/lib/auth-client";
+import { AwaitingApprovalBadge } from "@/components/jobs/awaiting-approval-badge";
 import { cn } from "@/components/ui/cn";
 import { useOrg } from "./org-context";
 
@@ -17,7 +18,12 @@ interface NavItem {
 export function navSections(slug: string): { title?: string; items: NavItem[] }[] {
   const base = `/o/${slug}`;
   return [
-    { items: [{ href: `${base}/components`, label: "Infra Components", icon: Boxes }] },
+    {
+      items: [
+        { href: `${base}/components`, label: "Infra Components", icon: Boxes },
+        { href: `${base}/jobs`, label: "Infra Jobs", icon: History, badge: <AwaitingApprovalBadge /> },
+      ],
+    },
     {
       title: "Settings",
       items: [
