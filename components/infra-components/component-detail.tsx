@@ -3,7 +3,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Check, Database, History, Minus } from "lucide-react";
+import { Check, Database, Minus } from "lucide-react";
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
@@ -12,6 +12,8 @@ import { Button } from "@/components/ui/button";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Tabs } from "@/components/ui/tabs";
+import { ComponentJobs } from "@/components/jobs/component-jobs";
+import { RunJobButton } from "@/components/jobs/run-job-dialog";
 import { SpecEditor } from "./spec-editor";
 
 type Tab = "configuration" | "jobs" | "state";
@@ -46,6 +48,7 @@ export function ComponentDetail({ id }: { id: string }) {
                 {c.description && <> · {c.description}</>}
               </span>
             }
+            actions={<RunJobButton componentId={id} />}
           />
           <Tabs<Tab>
             label="Component sections"
@@ -59,11 +62,7 @@ export function ComponentDetail({ id }: { id: string }) {
           />
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
             {tab === "configuration" && <ConfigurationTab id={id} />}
-            {tab === "jobs" && (
-              <Card>
-                <EmptyState icon={<History className="h-8 w-8" />} title="No Infra Jobs yet" description="Jobs that refresh, preview, update or destroy this component will be listed here with their results." />
-              </Card>
-            )}
+            {tab === "jobs" && <ComponentJobs componentId={id} />}
             {tab === "state" && (
               <Card title="State" description="Where this component's IaC state is kept.">
                 <dl className="grid gap-4 text-sm sm:grid-cols-2">
