@@ -1,0 +1,332 @@
+// Infra Jobs for real: the built console as its own process on a real Postgres, real runner
+// processes running the builtin engine, real files under the connection's folder.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { catalogKinds, flowControlPolicies, iacModules, stateObjects } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import type { ProgressEvent } from "../../lib/runner-protocol";
+import { createComponent } from "../../server/services/components/create-component";
+import { environmentByName } from "../../server/services/organizations/lookup";
+import { ensureHostedRunner } from "../../server/services/runners/register-runner";
+import { createApiToken } from "../../server/services/settings/api-tokens";
+import { apiClient, type ApiClient } from "../api-client";
+import { startConsoleServer, type ConsoleServer } from "../console-server";
+import { createTestDatabase, type TestDatabase } from "../database";
+import { seedTestOrg, type TestOrg } from "../fixtures";
+import { writeModule } from "./modules";
+
+const root = path.resolve(import.meta.dirname, "../..");
+let t: TestDatabase;
+let org: TestOrg;
+let server: ConsoleServer;
+let api: ApiClient;
+let infraRoot: string;
+const runners: ChildProcess[] = [];
+const ids: Record<string, string> = {};
+
+type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
+
+async function startRunner(name: string, capacity = 2): Promise<ChildProcess> {
+  const { token } = await ensureHostedRunner(t.db, name, capacity);
+  const child = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
+    cwd: root,
+    env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stdout!.on("data", (d) => (log += d));
+  child.stderr!.on("data", (d) => (log += d));
+  Object.assign(child, { log: () => log });
+  runners.push(child);
+  return child;
+}
+
+async function waitFor(id: string, done: (j: Job) => boolean): Promise<Job> {
+  for (;;) {
+    const job = await api.jobs.get.query({ org: org.slug, id });
+    if (done(job)) return job;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+const finished = (id: string) => waitFor(id, (j) => j.status === "completed");
+const stepsOf = (j: Job) => j.steps.map((s) => `${s.step}:${s.status}/${s.result}`);
+
+async function run(component: string, operation: string, extra: Record<string, unknown> = {}) {
+  return api.jobs.create.mutate({ org: org.slug, componentId: ids[component], operation: operation as "preview", ...extra });
+}
+
+async function events(jobId: string): Promise<ProgressEvent[]> {
+  return (await api.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 })) as ProgressEvent[];
+}
+
+const file = (...p: string[]) => path.join(infraRoot, ...p);
+
+async function registerKind(kind: string, moduleName: "slow" | "cyclic" | "importable", fields: object[] = []) {
+  const source = writeModule(infraRoot, moduleName);
+  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind, title: kind, provider: "local", specSchema: { fields } });
+  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: moduleName, provisioner: "builtin", version: "0.1.0", source });
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-infra-"));
+  org = await seedTestOrg(t.db, { localRoot: infraRoot });
+  const prod = await environmentByName(t.db, org.orgId, "prod");
+  await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
+  await registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  await registerKind("TestCycle", "cyclic");
+  await registerKind("TestImport", "importable");
+  const mk = async (name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
+    ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
+  };
+  await mk("site", "dev", "StaticSite", { site_name: "site" });
+  await mk("shop", "prod", "StaticSite", { site_name: "shop" });
+  await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
+  await mk("slow", "dev", "TestSlow", { name: "one" });
+  await mk("cycle", "dev", "TestCycle", {});
+  await mk("adopt", "dev", "TestImport", {});
+  for (let i = 0; i < 3; i++) await mk(`fleet-${i}`, "dev", "StaticSite", { site_name: `fleet-${i}` });
+
+  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
+  const { token } = await createApiToken(t.db, org.actor("engineer"), { name: "integration" });
+  api = apiClient(server.url, token);
+  await startRunner("runner-a");
+}, 240_000);
+
+afterAll(async () => {
+  for (const r of runners) r.kill("SIGKILL");
+  await server?.stop();
+  await t?.close();
+  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+});
+
+describe("Infra Jobs, end to end", () => {
+  it("a preview plans the changes, saves the plan with its checksum, and changes nothing", async () => {
+    const job = await finished((await run("site", "preview")).id);
+    expect(job.result).toBe("succeeded");
+    expect(stepsOf(job)).toEqual(["init:completed/succeeded", "refresh:completed/succeeded", "preview:completed/succeeded"]);
+    const plan = await api.jobs.plan.query({ org: org.slug, id: job.id });
+    expect(plan.checksum).toMatch(/^[0-9a-f]{64}$/);
+    expect(job.artifacts.some((a) => a.kind === "plan" && a.sha256 === plan.checksum)).toBe(true);
+    expect(fs.existsSync(file("sites"))).toBe(false);
+    const summary = (await events(job.id)).find((e) => e.type === "summary");
+    expect(summary?.payload).toMatchObject({ command: "builtin plan" });
+  });
+
+  it("an update on a prod component pauses after its preview, and once approved with the reviewed checksum it applies", async () => {
+    const created = await run("shop", "update", { versionMessage: "first release" });
+    const paused = await waitFor(created.id, (j) => j.status === "awaiting_approval" || j.status === "completed");
+    expect(paused.status).toBe("awaiting_approval");
+    expect(stepsOf(paused)).toEqual(["init:completed/succeeded", "refresh:completed/succeeded", "preview:completed/succeeded", "apply:queued/tbd"]);
+    const plan = await api.jobs.plan.query({ org: org.slug, id: created.id });
+
+    const wrong = await api.jobs.resume.mutate({ org: org.slug, jobId: created.id, expectedChecksum: "0".repeat(64) }).catch((e) => e);
+    expect(wrong.message).toContain("Nothing was approved and nothing ran");
+    expect((await api.jobs.get.query({ org: org.slug, id: created.id })).status).toBe("awaiting_approval");
+
+    await api.jobs.resume.mutate({ org: org.slug, jobId: created.id, expectedChecksum: plan.checksum });
+    const done = await finished(created.id);
+    expect(done.result).toBe("succeeded");
+    expect(done.approvals).toHaveLength(1);
+    expect(done.approvals[0]).toMatchObject({ planSha256: plan.checksum, userLabel: expect.stringContaining(org.users.engineer.email) });
+    const sites = fs.readdirSync(file("sites"));
+    expect(sites.some((s) => s.startsWith("shop-"))).toBe(true);
+    const summary = (await events(created.id)).filter((e) => e.type === "summary").map((e) => e.payload.command);
+    expect(summary).toContain("builtin apply");
+  });
+
+  it("a refresh finds drift after a file is deleted by hand, and an update recreates it", async () => {
+    expect((await finished((await run("site", "update")).id)).result).toBe("succeeded");
+    const siteDir = fs.readdirSync(file("sites")).find((s) => s.startsWith("site-"))!;
+    const index = file("sites", siteDir, "index.html");
+    expect(fs.existsSync(index)).toBe(true);
+    fs.rmSync(index);
+
+    const refresh = await finished((await run("site", "refresh")).id);
+    expect(refresh.result).toBe("succeeded");
+    const drift = (await events(refresh.id)).filter((e) => e.type === "resource" && e.payload.phase === "drift");
+    expect(drift.map((e) => e.payload.address)).toContain("local_file.index");
+
+    expect((await finished((await run("site", "update")).id)).result).toBe("succeeded");
+    expect(fs.existsSync(index)).toBe(true);
+  });
+
+  it("a destroy removes every resource and leaves an empty state", async () => {
+    const job = await finished((await run("site", "destroy")).id);
+    expect(job.result).toBe("succeeded");
+    expect(fs.readdirSync(file("sites")).some((s) => s.startsWith("site-"))).toBe(false);
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.site));
+    expect((st.state as { resources: unknown[] }).resources).toEqual([]);
+    expect(st.lockInfo).toBeNull();
+    expect((await events(job.id)).some((e) => e.type === "summary" && e.payload.command === "builtin destroy")).toBe(true);
+  });
+
+  it("an import reads an existing file into state without changing it", async () => {
+    fs.mkdirSync(file("imported"), { recursive: true });
+    fs.writeFileSync(file("imported", "readme.txt"), "made by hand\n");
+    const before = fs.statSync(file("imported", "readme.txt")).mtimeMs;
+    const job = await finished((await run("adopt", "import", { import: { address: "local_file.existing", id: "imported/readme.txt" } })).id);
+    expect(job.result).toBe("succeeded");
+    expect(stepsOf(job)).toEqual(["init:completed/succeeded", "import:completed/succeeded", "refresh:completed/succeeded"]);
+    expect(fs.statSync(file("imported", "readme.txt")).mtimeMs).toBe(before);
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.adopt));
+    expect((st.state as { resources: { type: string; name: string }[] }).resources.map((r) => `${r.type}.${r.name}`)).toEqual(["local_file.existing"]);
+    // A preview afterwards has nothing to do.
+    const preview = await finished((await run("adopt", "preview")).id);
+    expect((await api.jobs.plan.query({ org: org.slug, id: preview.id })).counts.byAction).toEqual({});
+  });
+
+  it("a cycle in the module is refused before anything runs", async () => {
+    const job = await finished((await run("cycle", "update")).id);
+    expect(job.result).toBe("failed");
+    const failedStep = job.steps.find((s) => s.result === "failed")!;
+    expect(failedStep.reason).toMatch(/Cycle: terraform_data\.(a|b), terraform_data\.(a|b)/);
+    expect(job.steps.find((s) => s.step === "apply")?.result).not.toBe("succeeded");
+  });
+
+  it("an unknown operation is refused as Unknown Operation and no job is created", async () => {
+    const before = (await api.jobs.list.query({ org: org.slug, componentId: ids.site })).jobs.length;
+    const err = await run("site", "deploy").catch((e) => e);
+    expect(err.message).toContain("Unknown Operation");
+    expect(err.message).toContain("refresh, preview, update, destroy, destroy_preview, import");
+    expect((await api.jobs.list.query({ org: org.slug, componentId: ids.site })).jobs.length).toBe(before);
+  });
+
+  it("a generated password reaches the secret store and shows only as a $secret reference", async () => {
+    const job = await finished((await run("creds", "update")).id);
+    expect(job.result).toBe("succeeded");
+    const outputs = job.outputs as Record<string, { value: unknown; sensitive: boolean }>;
+    expect(outputs.password).toMatchObject({ sensitive: true, value: expect.stringMatching(/^\$secret\//) });
+    const all = JSON.stringify(await events(job.id));
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.creds));
+    const real = (st.state as { outputs: { password: { value: string } } }).outputs.password.value;
+    expect(real.length).toBeGreaterThan(8);
+    expect(all).not.toContain(real);
+    expect(fs.readFileSync(file("credentials", "orders.env"), "utf8")).not.toContain(real);
+  });
+
+  it("a rerun makes a new job linked to the old one, with a fresh preflight", async () => {
+    const first = await finished((await run("site", "preview")).id);
+    const rerun = await api.jobs.rerun.mutate({ org: org.slug, jobId: first.id });
+    expect(rerun.id).not.toBe(first.id);
+    const done = await finished(rerun.id);
+    expect(done).toMatchObject({ rerunOf: first.id, result: "succeeded" });
+  });
+
+  it("an event stream resumed with the last seq it saw gets every event once", async () => {
+    const job = await run("site", "update");
+    const seen: number[] = [];
+    const collect = (lastEventId: string | null, stopAfter: number | null) =>
+      new Promise<void>((resolve, reject) => {
+        let n = 0;
+        const sub = api.jobs.stream.subscribe(
+          { org: org.slug, id: job.id, lastEventId },
+          {
+            onData: (tracked) => {
+              const e = tracked.data as ProgressEvent;
+              seen.push(e.seq);
+              n++;
+              const ended = e.type === "job_status" && e.payload.status === "completed";
+              if ((stopAfter !== null && n >= stopAfter) || ended) {
+                sub.unsubscribe();
+                resolve();
+              }
+            },
+            onError: reject,
+          },
+        );
+      });
+    await collect(null, 5);
+    await collect(String(seen[seen.length - 1]), null);
+    const all = (await events(job.id)).map((e) => e.seq);
+    expect(seen).toEqual(all);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(all).toEqual(all.map((_, i) => i + 1));
+  });
+
+  it("a cancelled running job finishes its in-flight operation and ends cancelled, state consistent", async () => {
+    const job = await run("slow", "update");
+    await waitFor(job.id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
+    await api.jobs.cancel.mutate({ org: org.slug, jobId: job.id });
+    const done = await finished(job.id);
+    expect(done.result).toBe("cancelled");
+    expect(done.steps.find((s) => s.step === "apply")).toMatchObject({ status: "completed", result: "succeeded" });
+    expect(fs.readFileSync(file("slow", "one", "after.txt"), "utf8")).toMatch(/^after /);
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+    expect(st.lockInfo).toBeNull();
+  });
+
+  it("a queued job behind a running one waits its turn, and is cancelled at once when asked", async () => {
+    await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+    fs.rmSync(file("slow"), { recursive: true, force: true });
+    const first = await run("slow", "update");
+    const second = await run("slow", "preview");
+    await waitFor(first.id, (j) => j.status === "running");
+    expect((await api.jobs.get.query({ org: org.slug, id: second.id })).status).toBe("queued");
+    await api.jobs.cancel.mutate({ org: org.slug, jobId: second.id });
+    const cancelled = await api.jobs.get.query({ org: org.slug, id: second.id });
+    expect(cancelled).toMatchObject({ status: "completed", result: "cancelled" });
+    expect(cancelled.steps.every((s) => s.result === "cancelled")).toBe(true);
+    expect((await finished(first.id)).result).toBe("succeeded");
+  });
+
+  it("a stale plan is refused: the state changed after the preview was reviewed", async () => {
+    const created = await run("shop", "update", { versionMessage: "second" });
+    await waitFor(created.id, (j) => j.status === "awaiting_approval");
+    const plan = await api.jobs.plan.query({ org: org.slug, id: created.id });
+    // Another writer moved the state on while the plan waited for review.
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.shop));
+    const moved = { ...(st.state as Record<string, unknown>), serial: (st.serial ?? 0) + 5 };
+    await t.db.update(stateObjects).set({ state: moved, serial: (st.serial ?? 0) + 5 }).where(eq(stateObjects.id, st.id));
+    await api.jobs.resume.mutate({ org: org.slug, jobId: created.id, expectedChecksum: plan.checksum });
+    const done = await finished(created.id);
+    expect(done.result).toBe("failed");
+    expect(done.steps.find((s) => s.step === "apply")?.reason).toContain("Saved plan is stale");
+  });
+
+  it("two runner processes never run one job twice", async () => {
+    await startRunner("runner-b");
+    const jobs = [];
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 3; i++) jobs.push(await run(`fleet-${i}`, round === 0 ? "update" : "preview"));
+    const done = await Promise.all(jobs.map((j) => finished(j.id)));
+    for (const j of done) {
+      expect(j.result, `${j.id}: ${j.reason}`).toBe("succeeded");
+      expect(j.attempts).toHaveLength(1);
+    }
+  });
+
+  it("a runner killed mid-apply is declared lost, its lock released, and the next job on the component succeeds on the intact state", async () => {
+    for (const r of runners.splice(0)) r.kill("SIGKILL");
+    await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+    fs.rmSync(file("slow"), { recursive: true, force: true });
+    const victim = await startRunner("runner-c", 1);
+    const job = await run("slow", "update");
+    await waitFor(job.id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
+    // Wait until the first file is written and its state saved, then kill the runner in the middle of the wait.
+    for (;;) {
+      const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+      if ((st?.state as { resources?: { name: string }[] } | null)?.resources?.some((r) => r.name === "first")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    victim.kill("SIGKILL");
+
+    const lost = await finished(job.id);
+    expect(lost.result).toBe("failed");
+    expect(lost.steps.find((s) => s.step === "apply")).toMatchObject({ result: "failed", reason: expect.stringContaining("runner lost") });
+    expect(lost.attempts[0].reason).toContain("runner lost");
+    const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+    expect(st.lockInfo).toBeNull();
+    expect((st.state as { resources: { name: string }[] }).resources.map((r) => r.name)).toEqual(["first"]);
+
+    await startRunner("runner-d");
+    const next = await finished((await run("slow", "update")).id);
+    expect(next.result).toBe("succeeded");
+    const resources = await api.jobs.plan.query({ org: org.slug, id: next.id });
+    expect(resources.counts.byAction).toEqual({ create: 2 });
+    expect(fs.readFileSync(file("slow", "one", "after.txt"), "utf8")).toMatch(/^after /);
+  });
+});

@@ -1,0 +1,45 @@
+// Small modules for the end-to-end job tests, written to a temp folder and registered in the org's registry.
+import fs from "node:fs";
+import path from "node:path";
+
+export const MODULES = {
+  /** Holds the apply open: a file, a wait, then a file that depends on the wait. */
+  slow: `
+variable "name" {
+  type = string
+}
+resource "local_file" "first" {
+  filename = "slow/\${var.name}/first.txt"
+  content  = "first"
+}
+resource "time_sleep" "wait" {
+  create_duration = "6s"
+  depends_on      = [local_file.first]
+}
+resource "local_file" "after" {
+  filename   = "slow/\${var.name}/after.txt"
+  content    = "after \${time_sleep.wait.id}"
+}
+`,
+  cyclic: `
+resource "terraform_data" "a" {
+  input = terraform_data.b.output
+}
+resource "terraform_data" "b" {
+  input = terraform_data.a.output
+}
+`,
+  importable: `
+resource "local_file" "existing" {
+  filename = "imported/readme.txt"
+  content  = "made by hand\\n"
+}
+`,
+};
+
+export function writeModule(root: string, name: keyof typeof MODULES): string {
+  const dir = path.join(root, "modules", name);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "main.tf"), MODULES[name]);
+  return dir;
+}
