@@ -87,6 +87,21 @@ export async function main(argv = process.argv): Promise<void> {
       void runner.stop().then(() => process.exit(0));
     });
   }
+  // A hosted runner belongs to the console that started it: when that process is gone (even
+  // killed outright, with no chance to stop its children), the runner stops too.
+  const parent = Number(process.env.PLANTON_RUNNER_PARENT_PID);
+  if (parent) {
+    const watch = setInterval(() => {
+      try {
+        process.kill(parent, 0);
+      } catch {
+        clearInterval(watch);
+        log.info("the console that started this runner is gone; stopping");
+        void runner.stop().then(() => process.exit(0));
+      }
+    }, 1_000);
+    watch.unref();
+  }
   try {
     await runner.done;
     await runner.stop();

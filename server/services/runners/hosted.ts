@@ -29,7 +29,7 @@ export async function startHostedRunners(db: Database, opts: { serverUrl: string
     const { runner, token } = await ensureHostedRunner(db, `hosted-${i + 1}`, capacity);
     const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity)], {
       cwd: process.cwd(),
-      env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: runner.name },
+      env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: runner.name, PLANTON_RUNNER_PARENT_PID: String(process.pid) },
       stdio: ["ignore", "inherit", "inherit"],
     });
     children.set(i, child);
