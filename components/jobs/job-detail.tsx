@@ -55,9 +55,11 @@ export function JobDetail({ id }: { id: string }) {
             <span data-testid="job-status">
               <StatusBadge status={j.status} />
             </span>
-            <span data-testid="job-result">
-              <ResultBadge result={j.result} />
-            </span>
+            {j.result !== "tbd" && (
+              <span data-testid="job-result">
+                <ResultBadge result={j.result} />
+              </span>
+            )}
           </span>
         }
         description={j.versionMessage ? <span className="italic">“{j.versionMessage}”</span> : undefined}

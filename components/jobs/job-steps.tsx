@@ -107,7 +107,7 @@ export function resourceRows(events: ProgressEvent[], step: string): ResourceRow
       type: p.type,
       action: p.action === "noop" && prev ? prev.action : p.action,
       phase: p.phase,
-      message: p.message ?? prev?.message,
+      message: p.message?.replace(`${p.address}: `, "") ?? prev?.message,
       before: p.before !== undefined ? p.before : prev?.before,
       after: p.after !== undefined ? p.after : prev?.after,
     });

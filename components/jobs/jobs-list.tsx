@@ -82,12 +82,12 @@ export function JobsList() {
       )}
       <Card>
         <div className="-mx-5 -mt-4 flex flex-wrap items-end gap-3 border-b border-slate-100 px-5 py-3">
-          {select("status", "Status", JOB_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })))}
-          {select("result", "Result", JOB_RESULTS.filter((r) => r !== "tbd").map((r) => ({ value: r, label: r })), "w-32")}
+          {select("status", "Status", JOB_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })), "w-40")}
+          {select("result", "Result", JOB_RESULTS.filter((r) => r !== "tbd").map((r) => ({ value: r, label: r })), "w-28")}
           {select("operation", "Operation", OPERATIONS.map((o) => ({ value: o, label: operationLabel(o) })), "w-36")}
-          {select("environment", "Environment", (envs.data ?? []).map((e) => ({ value: e.name, label: e.name })), "w-32")}
-          {select("componentId", "Component", (components.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-48")}
-          {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-48")}
+          {select("environment", "Environment", (envs.data ?? []).map((e) => ({ value: e.name, label: e.name })), "w-28")}
+          {select("componentId", "Component", (components.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-44")}
+          {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-44")}
           {filtered && (
             <button type="button" onClick={() => router.replace(pathname)} className="pb-2 text-sm text-indigo-600 hover:underline">
               Clear filters

@@ -36,7 +36,6 @@ export function JobsTable({ jobs, label, showComponent = true }: { jobs: JobSumm
           {showComponent && <Th>Component</Th>}
           <Th>Operation</Th>
           <Th>Status</Th>
-          <Th>Result</Th>
           <Th>Started by</Th>
           <Th>Created</Th>
           <Th>Duration</Th>
@@ -49,8 +48,8 @@ export function JobsTable({ jobs, label, showComponent = true }: { jobs: JobSumm
         {jobs.map((j) => (
           <tr key={j.id} className={cn(j.status === "awaiting_approval" ? "bg-amber-50/70 hover:bg-amber-50" : "hover:bg-slate-50")} data-job-id={j.id} data-status={j.status}>
             <Td>
-              <Link href={`/o/${org.slug}/jobs/${j.id}`} className="font-mono text-xs font-medium text-indigo-700 hover:underline">
-                {j.id}
+              <Link href={`/o/${org.slug}/jobs/${j.id}`} className="font-mono text-xs font-medium text-indigo-700 hover:underline" title={j.id}>
+                {j.id.slice(0, 4)}…{j.id.slice(-8)}
               </Link>
               {j.versionMessage && <div className="max-w-56 truncate text-xs text-slate-500" title={j.versionMessage}>{j.versionMessage}</div>}
             </Td>
@@ -64,13 +63,13 @@ export function JobsTable({ jobs, label, showComponent = true }: { jobs: JobSumm
             )}
             <Td>{operationLabel(j.operation)}</Td>
             <Td>
-              <StatusBadge status={j.status} />
+              <span className="flex items-center gap-1">
+                <StatusBadge status={j.status} />
+                {j.result !== "tbd" && <ResultBadge result={j.result} />}
+              </span>
               {j.cancelRequestedAt && j.status === "running" && <div className="mt-0.5 text-xs text-slate-500">cancelling…</div>}
             </Td>
-            <Td>
-              <ResultBadge result={j.result} />
-            </Td>
-            <Td className="max-w-40 truncate" title={j.createdByLabel}>
+            <Td className="max-w-36 truncate" title={j.createdByLabel}>
               {j.createdByLabel}
             </Td>
             <Td title={new Date(j.createdAt).toLocaleString()}>{relativeTime(j.createdAt, now)}</Td>
