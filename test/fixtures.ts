@@ -17,9 +17,12 @@ export interface TestOrg {
   slug: string;
   users: Record<Role, Caller>;
   actor: (role?: Role) => Actor;
-  call: (role: Role | null) => ReturnType<ReturnType<typeof createCallerFactory<typeof appRouter>>>;
+  call: (role: Role | null) => AppCaller;
   connectionId: string;
 }
+
+const createCaller = createCallerFactory(appRouter);
+export type AppCaller = ReturnType<typeof createCaller>;
 
 let counter = 0;
 
@@ -46,13 +49,12 @@ export async function seedTestOrg(db: Database, opts: { slug?: string; localRoot
   await db.insert(connections).values({ id: connectionId, orgId: org.id, name: "local-sandbox", provider: "local", config: { root: opts.localRoot ?? `/tmp/planton-test-${slug}` } });
   await db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId, scope: "organization" });
   const users = { admin, engineer, viewer };
-  const factory = createCallerFactory(appRouter);
   return {
     orgId: org.id,
     slug,
     users,
     connectionId,
     actor: (role: Role = "admin") => ({ userId: users[role].userId, label: users[role].email, orgId: org.id, role }),
-    call: (role) => factory({ db, caller: role ? users[role] : null, clientAddress: "127.0.0.1" }),
+    call: (role) => createCaller({ db, caller: role ? users[role] : null, clientAddress: "127.0.0.1" }),
   };
 }
