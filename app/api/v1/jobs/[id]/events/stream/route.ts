@@ -1,0 +1,57 @@
+import { apiRoute } from "@/server/public-api/http";
+import { handleFor, streamJobEvents } from "@/server/services/jobs/events";
+import { getJob } from "@/server/services/jobs/queries";
+
+export const dynamic = "force-dynamic";
+
+const HEARTBEAT_MS = 5_000;
+
+/**
+ * Server-sent events: each progress event as `id: <seq>` + `data: <json>`, from after `Last-Event-ID`
+ * (or `?after=`), each once and in order. When the job has completed and everything was sent, an
+ * `event: end` closes the stream; a client that loses the connection before it reconnects with the last id.
+ */
+export const GET = apiRoute("viewer", async ({ rt, actor, params, req, url }) => {
+  await getJob(rt.db, actor.orgId, params.id);
+  const after = Math.max(0, Number(req.headers.get("last-event-id") ?? url.searchParams.get("after") ?? 0) || 0);
+  const abort = new AbortController();
+  req.signal.addEventListener("abort", () => abort.abort());
+  const encoder = new TextEncoder();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        if (!abort.signal.aborted) controller.enqueue(encoder.encode(text));
+      };
+      send(": stream open\n\n");
+      heartbeat = setInterval(() => send(": heartbeat\n\n"), HEARTBEAT_MS);
+      try {
+        for await (const event of streamJobEvents(handleFor(rt.db) ?? rt.handle, params.id, after, abort.signal)) {
+          send(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+        send("event: end\ndata: {}\n\n");
+      } catch (err) {
+        if (!abort.signal.aborted) console.error("event stream:", err);
+      } finally {
+        clearInterval(heartbeat);
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client going away
+        }
+      }
+    },
+    cancel() {
+      clearInterval(heartbeat);
+      abort.abort();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+      connection: "keep-alive",
+    },
+  });
+});
