@@ -1,0 +1,164 @@
+// The typed client of the public REST API (/api/v1), for the CLI and for scripts:
+//   const planton = createPlantonClient({ url, token });
+//   const review = await planton.jobs.getPlan(jobId);
+// Refusals throw PlantonApiError with the server's message as is.
+import { createHash } from "node:crypto";
+import type { CreatedJob, CreateJobRequest, InfraJob, InfraJobSummary, PlanReview, PreflightResult, ProgressEvent, WhoAmI, ArtifactRef } from "./types";
+import { readEventStream } from "./sse";
+
+export * from "./types";
+
+export class PlantonApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = "PlantonApiError";
+  }
+}
+
+export interface PlantonClientOptions {
+  url: string;
+  token: string;
+  fetch?: typeof fetch;
+}
+
+export interface StreamOptions {
+  /** The last seq already seen: the stream starts after it. */
+  after?: number;
+  signal?: AbortSignal;
+  /** How many reconnects in a row may fail before the stream gives up (default 10). */
+  maxRetries?: number;
+}
+
+export type PlantonClient = ReturnType<typeof createPlantonClient>;
+
+export function createPlantonClient(opts: PlantonClientOptions) {
+  const base = opts.url.replace(/\/+$/, "");
+  const doFetch = opts.fetch ?? fetch;
+
+  async function send(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+    let res: Response;
+    try {
+      res = await doFetch(`${base}/api/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${opts.token}`,
+          accept: "application/json",
+          ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+          ...init.headers,
+        },
+        body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+        signal: init.signal,
+      });
+    } catch (err) {
+      if ((err as Error).name === "AbortError") throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new PlantonApiError(
+        `Could not reach the Planton server at ${base} (${cause?.code ?? cause?.message ?? (err as Error).message}). Nothing was done. Check the URL (planton auth status) and that the server is running.`,
+        0,
+        "UNREACHABLE",
+      );
+    }
+    if (!res.ok) throw await refusalOf(res);
+    return res;
+  }
+
+  async function refusalOf(res: Response): Promise<PlantonApiError> {
+    const text = await res.text().catch(() => "");
+    try {
+      const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      if (body.error?.message) return new PlantonApiError(body.error.message, res.status, body.error.code ?? String(res.status));
+    } catch {
+      // not JSON: not an answer from the Planton API
+    }
+    return new PlantonApiError(
+      `The server at ${base} answered ${res.status} ${res.statusText} without a Planton error. Is ${base} a Planton console?`,
+      res.status,
+      "UNEXPECTED",
+    );
+  }
+
+  const get = async <T>(path: string) => (await (await send("GET", path)).json()) as T;
+  const post = async <T>(path: string, body: unknown = {}) => (await (await send("POST", path, { body })).json()) as T;
+  const q = (s: string) => encodeURIComponent(s);
+
+  /** Every event of a job after `after`, then live ones until the job completes; reconnects with Last-Event-ID. */
+  async function* streamEvents(jobId: string, so: StreamOptions = {}): AsyncGenerator<ProgressEvent> {
+    let last = so.after ?? 0;
+    let failures = 0;
+    for (;;) {
+      let ended = false;
+      try {
+        const res = await send("GET", `/jobs/${q(jobId)}/events/stream`, { headers: { accept: "text/event-stream", "last-event-id": String(last) }, signal: so.signal });
+        for await (const msg of readEventStream(res.body!)) {
+          if (msg.event === "end") {
+            ended = true;
+            break;
+          }
+          if (msg.event !== "message" || !msg.data) continue;
+          const event = JSON.parse(msg.data) as ProgressEvent;
+          if (event.seq <= last) continue;
+          last = event.seq;
+          failures = 0;
+          yield event;
+        }
+      } catch (err) {
+        if (so.signal?.aborted || err instanceof PlantonApiError) throw err;
+        if (++failures > (so.maxRetries ?? 10)) throw err;
+      }
+      if (ended) return;
+      if (so.signal?.aborted) return;
+      await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * 2 ** failures)));
+    }
+  }
+
+  return {
+    url: base,
+    whoami: () => get<WhoAmI>("/whoami"),
+    preflight: (input: { kind: string; environment?: string }) =>
+      get<PreflightResult>(`/preflight?kind=${q(input.kind)}${input.environment ? `&environment=${q(input.environment)}` : ""}`),
+    components: {
+      listJobs: (componentId: string, page: { cursor?: string; limit?: number } = {}) =>
+        get<{ jobs: InfraJobSummary[]; nextCursor: string | null }>(
+          `/components/${q(componentId)}/jobs?${new URLSearchParams({ ...(page.cursor ? { cursor: page.cursor } : {}), ...(page.limit ? { limit: String(page.limit) } : {}) })}`,
+        ),
+    },
+    jobs: {
+      list: (componentId: string, page: { cursor?: string; limit?: number } = {}) =>
+        get<{ jobs: InfraJobSummary[]; nextCursor: string | null }>(
+          `/components/${q(componentId)}/jobs?${new URLSearchParams({ ...(page.cursor ? { cursor: page.cursor } : {}), ...(page.limit ? { limit: String(page.limit) } : {}) })}`,
+        ),
+      create: (componentId: string, input: CreateJobRequest) => post<CreatedJob>(`/components/${q(componentId)}/jobs`, input),
+      get: (jobId: string) => get<InfraJob>(`/jobs/${q(jobId)}`),
+      cancel: (jobId: string) => post<CreatedJob>(`/jobs/${q(jobId)}/cancel`),
+      resume: (jobId: string, input: { expectedChecksum?: string } = {}) => post<{ job: CreatedJob; approval: { id: string; planSha256: string | null } }>(`/jobs/${q(jobId)}/resume`, input),
+      rerun: (jobId: string, input: { versionMessage?: string } = {}) => post<CreatedJob>(`/jobs/${q(jobId)}/rerun`, input),
+      getIacInput: (jobId: string) => get<Record<string, unknown>>(`/jobs/${q(jobId)}/iac-input`),
+      getPlan: (jobId: string) => get<PlanReview>(`/jobs/${q(jobId)}/plan`),
+      events: (jobId: string, after = 0, limit?: number) =>
+        get<{ events: ProgressEvent[]; lastSeq: number; status: string }>(`/jobs/${q(jobId)}/events?after=${after}${limit ? `&limit=${limit}` : ""}`),
+      streamEvents,
+      listArtifacts: async (jobId: string) => (await get<{ artifacts: ArtifactRef[] }>(`/jobs/${q(jobId)}/artifacts`)).artifacts,
+      /** The artifact's bytes, after checking them against the response's `Digest: sha-256=…`; a mismatch or a missing Digest throws. */
+      getArtifact: async (jobId: string, artifactId: string): Promise<Uint8Array> => {
+        const res = await send("GET", `/jobs/${q(jobId)}/artifacts/${q(artifactId)}`, { headers: { accept: "application/octet-stream" } });
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        verifyDigest(res.headers.get("digest"), bytes, `artifact ${artifactId} of job ${jobId}`);
+        return bytes;
+      },
+    },
+  };
+}
+
+/** Throws unless `header` is `sha-256=<base64>` of exactly these bytes. */
+export function verifyDigest(header: string | null, bytes: Uint8Array, what: string): void {
+  const claimed = header?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1];
+  if (!claimed) throw new PlantonApiError(`The server sent ${what} without a SHA-256 Digest header, so it cannot be verified; the bytes were not used.`, 0, "DIGEST_MISSING");
+  const actual = createHash("sha256").update(bytes).digest("base64");
+  if (actual !== claimed) {
+    throw new PlantonApiError(`The bytes of ${what} have sha-256=${actual}, not the sha-256=${claimed} the server's Digest names: they were damaged on the way and were not used. Download them again.`, 0, "DIGEST_MISMATCH");
+  }
+}

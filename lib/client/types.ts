@@ -1,0 +1,107 @@
+// The shapes the public REST API (/api/v1) answers with, as a script sees them (dates as ISO strings).
+import type { JobOperationKind, JobResult, JobStatus, ProgressEvent, StepName } from "../runner-protocol";
+
+export type { ProgressEvent };
+
+export interface InfraJobSummary {
+  id: string;
+  operation: JobOperationKind;
+  status: JobStatus;
+  result: JobResult;
+  reason: string | null;
+  versionMessage: string;
+  componentId: string;
+  componentName: string;
+  kind: string;
+  environment: string;
+  createdByLabel: string;
+  rerunOf: string | null;
+  cancelRequestedAt: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+}
+
+export interface JobOperation {
+  id: string;
+  step: StepName;
+  ordinal: number;
+  status: JobStatus;
+  result: JobResult;
+  reason: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  plan: { artifactId: string; sha256: string } | null;
+}
+
+export interface ArtifactRef {
+  id: string;
+  kind: "plan" | "log" | "state" | "iac_input";
+  name: string;
+  sha256: string;
+  size: number;
+  createdAt: string;
+}
+
+export interface InfraJob extends InfraJobSummary {
+  orgId: string;
+  eventSeq: number;
+  pausedAt: string | null;
+  preflight: PreflightReport | null;
+  outputs: Record<string, { value: unknown; sensitive: boolean }> | null;
+  moduleSha256: string | null;
+  hasIacInput: boolean;
+  steps: JobOperation[];
+  attempts: { id: string; runnerId: string; runnerName: string | null; startedAt: string; endedAt: string | null; outcome: string | null; reason: string | null }[];
+  approvals: { id: string; userLabel: string; planSha256: string | null; createdAt: string }[];
+  artifacts: ArtifactRef[];
+}
+
+/** Created and rerun jobs answer with the job's row (no steps). */
+export type CreatedJob = Omit<InfraJob, "steps" | "attempts" | "approvals" | "artifacts" | "componentName" | "kind" | "environment" | "hasIacInput">;
+
+export interface PreflightCheck {
+  essential: "module" | "credentials" | "backend" | "flow_control";
+  passed: boolean;
+  resolvedTo: string | null;
+  errors: string[];
+  visited: string[];
+}
+
+export interface PreflightReport {
+  passed: boolean;
+  checks: PreflightCheck[];
+  reason: string | null;
+}
+
+export interface PreflightResult {
+  kind: string;
+  reports: (PreflightReport & { environment: string })[];
+}
+
+/** The review document of a job's saved plan (spec: runs-and-plans-api.md). */
+export interface PlanReview {
+  jobId: string;
+  artifactId: string;
+  checksum: string;
+  verification: "verified" | "mismatch";
+  state: { lineage: string | null; serial: number | null };
+  notes: string[];
+  counts: { byAction: Record<string, number>; byKind: Record<string, Record<string, number>> };
+  deleteOperationsComputed: boolean;
+  deletesNotExecuted: number;
+  operations: { address: string; type: string; action: string; executes: boolean }[];
+  summary: Record<string, unknown> | null;
+}
+
+export interface WhoAmI {
+  user: { id: string; label: string };
+  organization: { id: string; slug: string; name: string };
+  role: "viewer" | "engineer" | "admin";
+}
+
+export interface CreateJobRequest {
+  operation?: string;
+  versionMessage?: string;
+  import?: { address: string; id: string };
+}
