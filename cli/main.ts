@@ -1,0 +1,43 @@
+// The planton CLI: `npx planton …` from a checkout (bin/planton.mjs runs this file through tsx).
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError } from "commander";
+import { PlantonApiError } from "../lib/client";
+import { authCommand } from "./commands/auth";
+import { infraJobCommand } from "./commands/infra-job";
+import { runnerCommand } from "./commands/runner";
+import { err, Refusal } from "./output";
+
+export function buildProgram(): Command {
+  const program = new Command("planton")
+    .description("The Planton console's command line: log in, run and steer Infra Jobs, run a runner.")
+    .version("0.1.0")
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra job create cmp_01J… --operation update --tail\n");
+  program.addCommand(authCommand());
+  const infra = program.command("infra").description("Infra Components and their jobs");
+  infra.addCommand(infraJobCommand());
+  program.addCommand(runnerCommand());
+  return program;
+}
+
+/** Runs the CLI; refusals print the server's message as is, to stderr, with a non-zero exit. */
+export async function main(argv = process.argv): Promise<void> {
+  try {
+    await buildProgram().exitOverride().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      process.exitCode = e.exitCode;
+      return;
+    }
+    if (e instanceof PlantonApiError || e instanceof Refusal) {
+      err(e.message);
+      process.exitCode = e instanceof Refusal ? e.exitCode : 1;
+      return;
+    }
+    err(`planton: ${(e as Error).stack ?? String(e)}`);
+    process.exitCode = 1;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) void main();
