@@ -6,7 +6,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
-import { iacModules, organizations } from "../db/schema";
+import { iacModules, infraComponents, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
@@ -21,22 +21,28 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 test.beforeAll(async () => {
   const s = e2eState();
-  // The platform's static-site module plus an 8-second time_sleep that the site's files wait for.
-  const dir = path.join(s.dataDir, "modules", "static-site-slow");
-  fs.mkdirSync(dir, { recursive: true });
-  for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
-  const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
-  fs.writeFileSync(
-    path.join(dir, "main.tf"),
-    `resource "time_sleep" "settle" {\n  create_duration = "8s"\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, time_sleep.settle]"),
-  );
+  // The platform's static-site module plus a time_sleep the site's files wait for: 8 seconds for
+  // every StaticSite, 25 for cancel-site (its custom module), so a job can queue behind it.
+  const slowModule = (name: string, seconds: number) => {
+    const dir = path.join(s.dataDir, "modules", name);
+    fs.mkdirSync(dir, { recursive: true });
+    for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
+    const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
+    fs.writeFileSync(
+      path.join(dir, "main.tf"),
+      `resource "time_sleep" "settle" {\n  create_duration = "${seconds}s"\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, time_sleep.settle]"),
+    );
+    return dir;
+  };
   const h = await openDatabase({ url: s.dbUrl, migrate: false });
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
-    await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-slow", provisioner: "builtin", version: "1.0.1", source: dir });
-    for (const name of ["reload-site", "cancel-site"]) {
-      await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name, spec: { site_name: name.replace("-site", ""), title: name }, connection: "local-sandbox" });
-    }
+    const module = (name: string, version: string, seconds: number) => ({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name, provisioner: "builtin" as const, version, source: slowModule(name, seconds) });
+    const slower = module("static-site-slower", "1.0.0", 25);
+    await h.db.insert(iacModules).values([module("static-site-slow", "1.0.1", 8), slower]);
+    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
+    const cancel = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
+    await h.db.update(infraComponents).set({ customModuleId: slower.id }).where(eq(infraComponents.id, cancel.id));
   } finally {
     await h.close();
   }
@@ -54,9 +60,10 @@ async function openComponent(page: Page, name: string) {
   await expect(page.getByRole("heading", { name: new RegExp(name) })).toBeVisible();
 }
 
-async function runJob(page: Page, operation: string, message: string) {
+async function runJob(page: Page, operation: string, message: string, component?: string) {
   await page.getByRole("button", { name: "Run job" }).first().click();
   const dialog = page.getByRole("dialog");
+  if (component) await dialog.getByLabel("Infra Component").selectOption({ label: component });
   await dialog.getByRole("radio", { name: new RegExp(`^${operation}`) }).check();
   await dialog.getByLabel("Version message").fill(message);
   await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(5);
@@ -73,7 +80,7 @@ async function storedLogLines(page: Page, jobId: string, stepName: string): Prom
   const events = (await res.json()).result.data.json as { seq: number; operation: string | null; type: string; payload: { line?: string } }[];
   const seqs = events.map((e) => e.seq);
   expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-  return events.filter((e) => e.operation === stepName && e.type === "log").map((e) => String(e.payload.line).replace(ANSI, ""));
+  return events.filter((e) => e.operation === stepName && e.type === "log").flatMap((e) => String(e.payload.line).replace(ANSI, "").replace(/\r?\n$/, "").split(/\r?\n/));
 }
 
 test("an engineer runs an update on prod marketing-site, watches it pause, approves the reviewed plan and sees apply stream to success", async ({ page }) => {
@@ -110,7 +117,7 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await expect(step(page, "apply")).toHaveText("Succeeded");
   await expect(logText(page, "apply")).toContainText("Apply complete!");
   await expect(page.getByRole("heading", { name: "Outputs" })).toBeVisible();
-  await expect(page.getByText("site_path")).toBeVisible();
+  await expect(page.getByText("site_path", { exact: true })).toBeVisible();
   await expect(page.getByText(/approved .* the plan/)).toBeVisible();
   await screenshot(page, "job-finished");
 });
@@ -118,9 +125,7 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
 test("reloading mid-stream, the log pane carries on without gaps or repeats", async ({ page }) => {
   await signIn(page, ENGINEER.email, ENGINEER.password);
   await page.goto(`${e2eState().baseURL}/o/acme/jobs`);
-  await page.getByRole("button", { name: "Run job" }).first().click();
-  await page.getByRole("dialog").getByLabel("Infra Component").selectOption({ label: "reload-site (dev)" });
-  const jobId = await runJob(page, "Update", "Reload while it streams");
+  const jobId = await runJob(page, "Update", "Reload while it streams", "reload-site (dev)");
   await expect(step(page, "apply")).toHaveText("Running", { timeout: 30_000 });
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText("time_sleep.settle: Creating");
