@@ -50,12 +50,12 @@ export function JobsList() {
     else next.delete(key);
     router.replace(`${pathname}?${next}`);
   };
-  const select = (key: Filter, label: string, options: { value: string; label: string }[], width = "w-40") => (
-    <div>
+  const select = (key: Filter, label: string, options: { value: string; label: string }[], width = "w-36") => (
+    <div className={width}>
       <label htmlFor={`filter-${key}`} className="mb-1 block text-xs font-medium text-slate-500">
         {label}
       </label>
-      <select id={`filter-${key}`} value={f[key]} onChange={(e) => setFilter(key, e.target.value)} className={`${controlClass()} ${width}`}>
+      <select id={`filter-${key}`} value={f[key]} onChange={(e) => setFilter(key, e.target.value)} className={controlClass()}>
         <option value="">All</option>
         {options.map((o) => (
           <option key={o.value} value={o.value}>
@@ -84,10 +84,10 @@ export function JobsList() {
         <div className="-mx-5 -mt-4 flex flex-wrap items-end gap-3 border-b border-slate-100 px-5 py-3">
           {select("status", "Status", JOB_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })), "w-40")}
           {select("result", "Result", JOB_RESULTS.filter((r) => r !== "tbd").map((r) => ({ value: r, label: r })), "w-28")}
-          {select("operation", "Operation", OPERATIONS.map((o) => ({ value: o, label: operationLabel(o) })), "w-36")}
+          {select("operation", "Operation", OPERATIONS.map((o) => ({ value: o, label: operationLabel(o) })), "w-32")}
           {select("environment", "Environment", (envs.data ?? []).map((e) => ({ value: e.name, label: e.name })), "w-28")}
-          {select("componentId", "Component", (components.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-44")}
-          {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-44")}
+          {select("componentId", "Component", (components.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-40")}
+          {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-40")}
           {filtered && (
             <button type="button" onClick={() => router.replace(pathname)} className="pb-2 text-sm text-indigo-600 hover:underline">
               Clear filters

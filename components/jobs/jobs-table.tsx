@@ -39,9 +39,6 @@ export function JobsTable({ jobs, label, showComponent = true }: { jobs: JobSumm
           <Th>Started by</Th>
           <Th>Created</Th>
           <Th>Duration</Th>
-          <Th className="text-right">
-            <span className="sr-only">Actions</span>
-          </Th>
         </tr>
       </thead>
       <Tbody>
@@ -66,17 +63,15 @@ export function JobsTable({ jobs, label, showComponent = true }: { jobs: JobSumm
               <span className="flex items-center gap-1">
                 <StatusBadge status={j.status} />
                 {j.result !== "tbd" && <ResultBadge result={j.result} />}
+                <ApproveButton size="sm" job={j} />
               </span>
               {j.cancelRequestedAt && j.status === "running" && <div className="mt-0.5 text-xs text-slate-500">cancelling…</div>}
             </Td>
-            <Td className="max-w-36 truncate" title={j.createdByLabel}>
+            <Td className="max-w-32 truncate" title={j.createdByLabel}>
               {j.createdByLabel}
             </Td>
             <Td title={new Date(j.createdAt).toLocaleString()}>{relativeTime(j.createdAt, now)}</Td>
             <Td className="tabular-nums">{elapsed(j.startedAt, j.completedAt, now) ?? <span className="text-slate-400">—</span>}</Td>
-            <Td className="text-right">
-              <ApproveButton size="sm" job={j} />
-            </Td>
           </tr>
         ))}
       </Tbody>

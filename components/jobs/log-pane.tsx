@@ -140,7 +140,7 @@ export function LogPane({ store, step, live }: { store: JobEventStore; step: str
         </button>
       </div>
       {/* Grows with the log up to 20 rows, so a short log is not a tall empty box. */}
-      <div className="relative px-2 py-1" style={{ height: Math.min(340, Math.max(72, lines * 17 + 20)) }} aria-hidden>
+      <div className="relative px-2 py-1" style={{ height: Math.min(360, Math.max(72, lines * 18 + 24)) }} aria-hidden>
         <div ref={hostRef} className="h-full w-full" />
         {lines === 0 && <div className="pointer-events-none absolute inset-0 flex items-center justify-center text-xs text-slate-500">{live ? "Waiting for the first line…" : "This step wrote no log lines."}</div>}
       </div>
