@@ -4,6 +4,7 @@ import { createComponent, createComponentInput } from "../../services/components
 import { getComponent, listComponents } from "../../services/components/queries";
 import { updateComponent, updateComponentInput } from "../../services/components/update-component";
 import { resolveFlowControl } from "../../services/settings/flow-control";
+import { getComponentState } from "../../services/state/component-state";
 
 export const componentsRouter = router({
   list: viewerProcedure
@@ -12,6 +13,7 @@ export const componentsRouter = router({
   get: viewerProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getComponent(ctx.db, ctx.actor.orgId, input.id)),
   create: engineerProcedure.input(createComponentInput).mutation(({ ctx, input }) => createComponent(ctx.db, ctx.actor, input)),
   update: engineerProcedure.input(updateComponentInput).mutation(({ ctx, input }) => updateComponent(ctx.db, ctx.actor, input)),
+  state: viewerProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getComponentState(ctx.db, ctx.actor.orgId, input.id)),
   flowControl: viewerProcedure.input(z.object({ id: z.string() })).query(async ({ ctx, input }) => {
     const c = await getComponent(ctx.db, ctx.actor.orgId, input.id);
     return resolveFlowControl(ctx.db, {

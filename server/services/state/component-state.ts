@@ -1,0 +1,50 @@
+// What the State tab shows: where a component's state lives, its identity, lock and resources.
+import { and, eq } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { infraComponents, stateBackends, stateObjects } from "@/db/schema";
+import { notFound } from "../../errors";
+
+interface StateV4Doc {
+  serial?: number;
+  lineage?: string;
+  terraform_version?: string;
+  outputs?: Record<string, { value: unknown; type?: unknown; sensitive?: boolean }>;
+  resources?: { mode: string; type: string; name: string; provider: string; instances: { attributes?: Record<string, unknown> }[] }[];
+}
+
+/** The component's state summary; sensitive output values are never included. */
+export async function getComponentState(db: Queryable, orgId: string, componentId: string) {
+  const [component] = await db
+    .select({ id: infraComponents.id })
+    .from(infraComponents)
+    .where(and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, componentId)));
+  if (!component) throw notFound(`Infra Component ${componentId}`, "Check the id, or find it in the Infra Components list.");
+  const [row] = await db
+    .select({ s: stateObjects, backendName: stateBackends.name, backendKind: stateBackends.kind })
+    .from(stateObjects)
+    .leftJoin(stateBackends, eq(stateBackends.id, stateObjects.backendId))
+    .where(eq(stateObjects.componentId, componentId));
+  if (!row) return null;
+  const doc = (row.s.state ?? {}) as StateV4Doc;
+  return {
+    backend: { id: row.s.backendId, name: row.backendName, kind: row.backendKind },
+    key: row.s.key,
+    lineage: row.s.lineage,
+    serial: row.s.serial,
+    checksum: row.s.checksum,
+    engineVersion: doc.terraform_version ?? null,
+    updatedAt: row.s.updatedAt,
+    lock: row.s.lockInfo as Record<string, string> | null,
+    lockedByJob: row.s.lockedByJob,
+    resources: (doc.resources ?? [])
+      .filter((r) => r.mode === "managed")
+      .map((r) => ({
+        address: `${r.type}.${r.name}`,
+        type: r.type,
+        provider: r.provider,
+        instances: r.instances.length,
+        id: (r.instances[0]?.attributes?.id as string | undefined) ?? null,
+      })),
+    outputs: Object.entries(doc.outputs ?? {}).map(([name, o]) => ({ name, sensitive: !!o.sensitive, value: o.sensitive ? null : o.value })),
+  };
+}
