@@ -118,7 +118,8 @@ export function printEvent(e: ProgressEvent): void {
       return out(`${mark} ${op} ${(STATUS_WORD[result] ?? ((s: string) => s))(result)}${p.reason ? c.dim(`: ${p.reason}`) : ""}`);
     }
     case "log":
-      return out(`  ${c.dim("│")} ${plain(String(p.line ?? ""))}`);
+      for (const line of plain(String(p.line ?? "")).split("\n")) out(`  ${c.dim("│")} ${line}`);
+      return;
     case "resource": {
       const action = String(p.action);
       if (action === "noop" || action === "read") {

@@ -1,0 +1,439 @@
+// The real `planton` binary (node bin/planton.mjs) against the built console on a real Postgres,
+// with a runner started by `planton runner start` running the builtin engine on real files.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { catalogKinds, flowControlPolicies, iacModules } from "../db/schema";
+import { newId } from "../lib/ids";
+import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
+import { readEventStream } from "../lib/client/sse";
+import { createComponent } from "../server/services/components/create-component";
+import { environmentByName } from "../server/services/organizations/lookup";
+import { ensureHostedRunner } from "../server/services/runners/register-runner";
+import { createApiToken } from "../server/services/settings/api-tokens";
+import { startConsoleServer, type ConsoleServer } from "../test/console-server";
+import { createTestDatabase, type TestDatabase } from "../test/database";
+import { seedTestOrg, type TestOrg } from "../test/fixtures";
+import { writeModule } from "../test/integration/modules";
+
+const root = path.resolve(import.meta.dirname, "..");
+let t: TestDatabase;
+let org: TestOrg;
+let server: ConsoleServer;
+let api: PlantonClient;
+let token: string;
+let infraRoot: string;
+let configDir: string;
+let runner: ChildProcess;
+let runnerLog = "";
+const ids: Record<string, string> = {};
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `planton …` as its own process; `env` adds to (or, with undefined, removes from) the defaults. */
+function spawnPlanton(args: string[], env: Record<string, string | undefined> = {}) {
+  const merged: Record<string, string | undefined> = { ...process.env, PLANTON_URL: server.url, PLANTON_TOKEN: token, PLANTON_CONFIG_DIR: configDir, NO_COLOR: "1", ...env };
+  for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
+  const child = spawn(process.execPath, [path.join(root, "bin/planton.mjs"), ...args], { cwd: root, env: merged as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const run: Run = { code: null, stdout: "", stderr: "" };
+  child.stdout!.on("data", (d) => (run.stdout += d));
+  child.stderr!.on("data", (d) => (run.stderr += d));
+  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ ...run, code })));
+  return { child, run, done };
+}
+const planton = (args: string[], env?: Record<string, string | undefined>) => spawnPlanton(args, env).done;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nrunner:\n${runnerLog.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+const waitJob = (id: string, done: (j: InfraJob) => boolean) => until(`job ${id}`, async () => {
+  const j = await api.jobs.get(id);
+  return done(j) ? j : null;
+});
+const finished = (id: string) => waitJob(id, (j) => j.status === "completed");
+const jobIdIn = (text: string) => text.match(/job_[0-9A-Za-z]+/)![0];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-cli-"));
+  configDir = path.join(infraRoot, "config");
+  org = await seedTestOrg(t.db, { localRoot: infraRoot });
+  const prod = await environmentByName(t.db, org.orgId, "prod");
+  await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
+  const source = writeModule(infraRoot, "slow");
+  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", title: "TestSlow", provider: "local", specSchema: { fields: [{ name: "name", type: "string", required: true, description: "folder" }] } });
+  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", name: "slow", provisioner: "builtin", version: "0.1.0", source });
+  const mk = async (name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
+    ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
+  };
+  await mk("site", "dev", "StaticSite", { site_name: "site" });
+  await mk("shop", "prod", "StaticSite", { site_name: "shop" });
+  await mk("slow", "dev", "TestSlow", { name: "one" });
+
+  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
+  token = (await createApiToken(t.db, org.actor("engineer"), { name: "cli-tests" })).token;
+  api = createPlantonClient({ url: server.url, token });
+  // The runner for every job here is `planton runner start`.
+  const { token: runnerToken } = await ensureHostedRunner(t.db, "cli-runner", 2);
+  const r = spawnPlanton(["runner", "start", "--token", runnerToken, "--url", server.url, "--capacity", "2", "--work-dir", path.join(infraRoot, "work"), "--name", "cli-runner"], {
+    PLANTON_RUNNER_HEARTBEAT_MS: "1000",
+  });
+  runner = r.child;
+  r.child.stdout!.on("data", (d) => (runnerLog += d));
+  r.child.stderr!.on("data", (d) => (runnerLog += d));
+  await until("the runner to start", () => r.run.stdout.includes("started against"));
+}, 240_000);
+
+afterAll(async () => {
+  if (runner && runner.exitCode === null) {
+    runner.kill("SIGTERM");
+    await Promise.race([new Promise((r) => runner.once("close", r)), new Promise((r) => setTimeout(r, 10_000))]);
+    if (runner.exitCode === null) runner.kill("SIGKILL");
+  }
+  await server?.stop();
+  await t?.close();
+  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+});
+
+const SUBCOMMANDS: [string, string][] = [
+  ["create", "<infra-component-id>"],
+  ["list", "<infra-component-id>"],
+  ["stream-progress-events", "<infra-job-id>"],
+  ["logs", "<infra-job-id>"],
+  ["cancel", "<infra-job-id>"],
+  ["resume", "<infra-job-id>"],
+  ["rerun", "<infra-job-id>"],
+  ["iac-input", "<infra-job-id>"],
+  ["plan", "<infra-job-id>"],
+  ["preflight-checks", "--catalog-kind <kind>"],
+];
+
+describe("planton CLI", () => {
+  it("every infra job subcommand's --help names its argument on the usage line and shows an example, in both forms", async () => {
+    for (const [sub, arg] of SUBCOMMANDS) {
+      for (const form of ["job", "ij"]) {
+        const r = await planton(["infra", form, sub, "--help"]);
+        expect(r.code, `${form} ${sub}`).toBe(0);
+        const usage = r.stdout.split("\n").find((l) => l.startsWith("Usage:"))!;
+        if (arg.startsWith("<")) expect(usage, `${form} ${sub}`).toMatch(new RegExp(`^Usage: planton infra job (stream-progress-events\\|logs|${sub}) \\[options\\] ${arg}$`));
+        else expect(r.stdout).toContain(arg);
+        expect(r.stdout, `${form} ${sub}`).toMatch(/\nExamples?:\n {2}\$ planton infra job /);
+      }
+    }
+    const create = await planton(["infra", "job", "create", "--help"]);
+    for (const flag of ["-t, --tail", "--show-stack-summary", "--no-show-stack-summary", "--show-stack-diff", "--show-outputs", "-m, --version-message"]) expect(create.stdout).toContain(flag);
+  });
+
+  it("auth login verifies the token and stores it with mode 0600; auth status reads it; logout forgets it", async () => {
+    const dir = path.join(infraRoot, "login-config");
+    const noEnv = { PLANTON_URL: undefined, PLANTON_TOKEN: undefined, PLANTON_CONFIG_DIR: dir };
+    const before = await planton(["auth", "status"], noEnv);
+    expect(before.code).not.toBe(0);
+    expect(before.stderr).toContain("Not logged in");
+
+    const login = await planton(["auth", "login", "--url", server.url, "--token", token], noEnv);
+    expect(login.stderr).toBe("");
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain(`Logged in to ${server.url} as ${org.users.engineer.email} (token cli-tests), engineer in ${org.slug}`);
+    const file = path.join(dir, "config.json");
+    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({ url: server.url, token });
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+    const status = await planton(["auth", "status"], noEnv);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`Server:       ${server.url}`);
+    expect(status.stdout).toContain(`Organization: ${org.slug}`);
+    expect(status.stdout).not.toContain(token);
+
+    // A stored login is enough for the job commands.
+    const list = await planton(["infra", "job", "list", ids.site], noEnv);
+    expect(list.code).toBe(0);
+
+    const logout = await planton(["auth", "logout"], noEnv);
+    expect(logout.code).toBe(0);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
+  it("a bad token is refused with a clear message on stderr and a non-zero exit, and nothing is stored", async () => {
+    const dir = path.join(infraRoot, "bad-config");
+    const login = await planton(["auth", "login", "--url", server.url, "--token", "plt_not-a-real-token"], { PLANTON_URL: undefined, PLANTON_TOKEN: undefined, PLANTON_CONFIG_DIR: dir });
+    expect(login.code).toBe(1);
+    expect(login.stderr.trim()).toBe(
+      "The API token was refused: it is unknown, revoked or expired. Nothing was done. Create a new one in Settings → API Tokens, then run planton auth login --token <token>.",
+    );
+    expect(fs.existsSync(path.join(dir, "config.json"))).toBe(false);
+    const list = await planton(["infra", "job", "list", ids.site], { PLANTON_TOKEN: "plt_wrong" });
+    expect(list.code).toBe(1);
+    expect(list.stderr).toContain("The API token was refused");
+    expect(list.stdout).toBe("");
+  });
+
+  it("an unknown operation is refused as Unknown Operation naming the valid ones, exits 1, and creates no job", async () => {
+    const before = (await api.jobs.list(ids.site)).jobs.length;
+    const r = await planton(["infra", "job", "create", ids.site, "--operation", "deploy"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('Unknown Operation "deploy": use one of refresh, preview, update, destroy, destroy_preview, import. No job was created.');
+    expect(r.stdout).toBe("");
+    expect((await api.jobs.list(ids.site)).jobs.length).toBe(before);
+  });
+
+  it("create --operation update --tail follows the job through to a summary naming builtin apply, and exits 0", async () => {
+    const r = await planton(["infra", "job", "create", ids.site, "--operation", "update", "--tail", "-m", "first release"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n");
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    expect(at(/^Created Infra Job job_\S+ \(update\)/)).toBe(0);
+    // Transitions in order, resource changes as they happen, then the summary.
+    const order = [/^▸ init running/, /^✓ init succeeded/, /^▸ refresh running/, /^▸ preview running/, /^✓ preview succeeded/, /^▸ apply running/, /^ {2}\+ local_file\.\S+ created/, /^✓ apply succeeded/, /^Job job_\S+ completed: succeeded/];
+    const positions = order.map(at);
+    expect(positions.every((p) => p >= 0), r.stdout).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(r.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply\s+\d+ added, 0 changed, 0 destroyed\n/);
+    expect(r.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan\s+\d+ to add/);
+    expect(r.stdout).toContain("Resources changed:");
+    expect(r.stdout).not.toMatch(/\x1b\[/);
+    const job = await api.jobs.get(jobIdIn(r.stdout));
+    expect(job).toMatchObject({ status: "completed", result: "succeeded", versionMessage: "first release" });
+  });
+
+  it("list shows a component's jobs, newest first", async () => {
+    const r = await planton(["infra", "ij", "list", ids.site]);
+    expect(r.code).toBe(0);
+    const [header, first] = r.stdout.split("\n");
+    expect(header).toMatch(/^ID\s+OPERATION\s+STATUS\s+RESULT\s+CREATED \(UTC\)/);
+    expect(first).toMatch(/^job_\S+\s+update\s+completed\s+succeeded\s.*first release$/);
+    const json = JSON.parse((await planton(["infra", "job", "list", ids.site, "--json"])).stdout);
+    expect(json[0]).toMatchObject({ componentId: ids.site, operation: "update" });
+  });
+
+  it("logs on a finished job prints its whole log at once and the summary", async () => {
+    const [last] = (await api.jobs.list(ids.site)).jobs;
+    const { events } = await api.jobs.events(last.id, 0, 5000);
+    const logLines = events.filter((e) => e.type === "log").flatMap((e) => String(e.payload.line).replace(/\x1b\[[0-9;]*m/g, "").split("\n"));
+    expect(logLines.length).toBeGreaterThan(3);
+    const r = await planton(["infra", "job", "logs", last.id]);
+    expect(r.code).toBe(0);
+    const printed = r.stdout.split("\n").filter((l) => l.startsWith("  │ ")).map((l) => l.slice(4));
+    expect(printed).toEqual(logLines);
+    expect(r.stdout).toContain("builtin apply");
+    const long = await planton(["infra", "job", "stream-progress-events", last.id]);
+    expect(long.stdout).toBe(r.stdout);
+  });
+
+  it("plan prints the review document: checksum and verdict, state identity, counts, deletes computed, ordered operations", async () => {
+    const r0 = await planton(["infra", "job", "create", ids.site, "--operation", "preview"]);
+    expect(r0.code).toBe(0);
+    expect(r0.stdout).toContain("Follow it: planton infra job stream-progress-events");
+    const job = await finished(jobIdIn(r0.stdout));
+    const review = await api.jobs.getPlan(job.id);
+    const r = await planton(["infra", "job", "plan", job.id]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Checksum:  sha256 ${review.checksum} — verified`);
+    expect(r.stdout).toMatch(/State: {5}lineage \S+, serial \d+/);
+    expect(r.stdout).toContain("Deletes:   computed");
+    expect(r.stdout).toContain("Operations, in order:");
+    const json = JSON.parse((await planton(["infra", "job", "plan", job.id, "--json"])).stdout);
+    expect(json).toEqual(review);
+
+    // A destroy preview plans deletes; they are listed in order.
+    const d = await planton(["infra", "job", "create", ids.site, "--operation", "destroy_preview", "--tail"]);
+    expect(d.code).toBe(0);
+    const destroyPlan = await planton(["infra", "job", "plan", jobIdIn(d.stdout), "--show-stack-diff"]);
+    expect(destroyPlan.stdout).toMatch(/Changes: {3}delete \d+/);
+    expect(destroyPlan.stdout).toMatch(/\n {2}- local_file\.\S+ \(delete\)\n/);
+    expect(destroyPlan.stdout).toContain("Stack diff (plan sha256");
+  });
+
+  it("iac-input prints the input the job ran with as JSON", async () => {
+    const [last] = (await api.jobs.list(ids.site)).jobs;
+    const r = await planton(["infra", "job", "iac-input", last.id]);
+    expect(r.code).toBe(0);
+    const input = JSON.parse(r.stdout);
+    expect(input).toMatchObject({ jobId: last.id, component: { id: ids.site, name: "site", kind: "StaticSite", environment: "dev" }, backend: expect.any(Object) });
+    expect(input.module.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("preflight-checks reports the four essentials for a kind per environment, and refuses an unknown kind", async () => {
+    const r = await planton(["infra", "job", "preflight-checks", "--catalog-kind", "StaticSite", "--env", "dev"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Preflight of StaticSite in dev: passed");
+    for (const e of ["module", "credentials", "backend", "flow_control"]) expect(r.stdout).toMatch(new RegExp(`✓ ${e}\\s+\\S`));
+    const all = await planton(["infra", "job", "preflight-checks", "--catalog-kind", "StaticSite"]);
+    expect(all.stdout.match(/^Preflight of StaticSite in /gm)).toHaveLength(3);
+    const bad = await planton(["infra", "job", "preflight-checks", "--catalog-kind", "NoSuchKind", "--env", "dev"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("NoSuchKind");
+    const missing = await planton(["infra", "job", "preflight-checks"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain("--catalog-kind");
+  });
+
+  it("a job paused for approval: the follower says how to resume and keeps following; resume shows counts and checksum, approves that plan, and the apply streams to the end", async () => {
+    const create = await planton(["infra", "job", "create", ids.shop, "--operation", "update"]);
+    expect(create.code).toBe(0);
+    const id = jobIdIn(create.stdout);
+    const follower = spawnPlanton(["infra", "job", "logs", id]);
+    await until("the follower to report the pause", () => follower.run.stdout.includes("awaiting approval"));
+    expect(follower.run.stdout).toContain(`resume it (planton infra job resume ${id})`);
+    const review = await api.jobs.getPlan(id);
+
+    const r = await planton(["infra", "job", "resume", id, "--tail"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Plan of job ${id}: sha256 ${review.checksum} (verified)`);
+    expect(r.stdout).toMatch(/Changes: \d+ to create/);
+    expect(r.stdout).toContain(`Resumed Infra Job ${id} with plan sha256 ${review.checksum}`);
+    expect(r.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply/);
+    const job = await api.jobs.get(id);
+    expect(job.approvals[0]).toMatchObject({ planSha256: review.checksum });
+
+    const followed = await follower.done;
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toContain(`Job ${id} completed: succeeded`);
+    expect(followed.stdout).toContain("builtin apply");
+
+    const again = await planton(["infra", "job", "resume", id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("Nothing was approved");
+  });
+
+  it("cancel of a running job: the in-flight operation finishes, the job ends cancelled, and following it exits non-zero", async () => {
+    const create = await planton(["infra", "job", "create", ids.slow, "--operation", "update"]);
+    const id = jobIdIn(create.stdout);
+    await waitJob(id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
+    const r = await planton(["infra", "job", "cancel", id]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Asked Infra Job ${id} to cancel: its in-flight operation finishes first`);
+    const logs = await planton(["infra", "job", "logs", id]);
+    expect(logs.code).toBe(1);
+    expect(logs.stdout).toContain(`Job ${id} completed: cancelled`);
+    const again = await planton(["infra", "job", "cancel", id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(`Nothing was cancelled: job ${id} already completed (cancelled). To undo its changes, run a new job.`);
+  });
+
+  it("rerun creates a new job from a completed one and follows it", async () => {
+    const [previous] = (await api.jobs.list(ids.site)).jobs;
+    const r = await planton(["infra", "job", "rerun", previous.id, "--tail", "--no-show-stack-summary"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Re-ran ${previous.id} as Infra Job job_\\S+ \\(${previous.operation}\\)`));
+    expect(r.stdout).not.toContain("Resources changed:");
+    const rerunId = r.stdout.match(/as Infra Job (job_\S+)/)![1];
+    expect(await api.jobs.get(rerunId)).toMatchObject({ rerunOf: previous.id, result: "succeeded" });
+  });
+
+  it("runner start without a token is refused and starts nothing", async () => {
+    const r = await planton(["runner", "start", "--url", server.url], { PLANTON_RUNNER_TOKEN: undefined });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("No runner was started: no runner token");
+  });
+});
+
+describe("REST API /api/v1", () => {
+  it("refusals are JSON {error: {code, message}} with the matching status", async () => {
+    const anon = await fetch(`${server.url}/api/v1/jobs/job_nope`);
+    expect(anon.status).toBe(401);
+    expect(await anon.json()).toEqual({ error: { code: "UNAUTHORIZED", message: expect.stringContaining("You are not signed in") } });
+    const missing = await fetch(`${server.url}/api/v1/jobs/job_nope`, { headers: { authorization: `Bearer ${token}` } });
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("Infra Job job_nope was not found") });
+    const err = await api.jobs.create(ids.site, { operation: "deploy" }).catch((e) => e);
+    expect(err).toBeInstanceOf(PlantonApiError);
+    expect(err).toMatchObject({ status: 400, code: "BAD_REQUEST" });
+    const viewerToken = (await createApiToken(t.db, org.actor("viewer"), { name: "viewer-cli" })).token;
+    const viewer = createPlantonClient({ url: server.url, token: viewerToken });
+    expect((await viewer.jobs.list(ids.site)).jobs.length).toBeGreaterThan(0);
+    await expect(viewer.jobs.create(ids.site, { operation: "preview" })).rejects.toMatchObject({ status: 403, message: expect.stringContaining("this needs the engineer role, and you are a viewer") });
+  });
+
+  it("artifact content carries Digest: sha-256=<base64>, which the client verifies before returning the bytes", async () => {
+    const [last] = (await api.jobs.list(ids.site)).jobs;
+    const artifacts = await api.jobs.listArtifacts(last.id);
+    const plan = artifacts.find((a) => a.kind === "plan")!;
+    expect(plan).toBeTruthy();
+    const raw = await fetch(`${server.url}/api/v1/jobs/${last.id}/artifacts/${plan.id}`, { headers: { authorization: `Bearer ${token}` } });
+    const rawBytes = new Uint8Array(await raw.arrayBuffer());
+    expect(raw.headers.get("digest")).toBe(`sha-256=${createHash("sha256").update(rawBytes).digest("base64")}`);
+    const bytes = await api.jobs.getArtifact(last.id, plan.id);
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(plan.sha256);
+
+    // The same answer with one byte changed on the way is refused by the client.
+    const tampering: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).includes("/artifacts/")) return res;
+      const body = new Uint8Array(await res.arrayBuffer());
+      body[0] ^= 1;
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const damaged = createPlantonClient({ url: server.url, token, fetch: tampering });
+    await expect(damaged.jobs.getArtifact(last.id, plan.id)).rejects.toMatchObject({ code: "DIGEST_MISMATCH" });
+    const stripping: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const headers = new Headers(res.headers);
+      headers.delete("digest");
+      return new Response(await res.arrayBuffer(), { status: res.status, headers });
+    };
+    await expect(createPlantonClient({ url: server.url, token, fetch: stripping }).jobs.getArtifact(last.id, plan.id)).rejects.toMatchObject({ code: "DIGEST_MISSING" });
+  });
+
+  it("the SSE events route resumes from Last-Event-ID with no event repeated or lost", async () => {
+    const job = await api.jobs.create(ids.site, { operation: "update" });
+    const seen: number[] = [];
+    const read = async (lastEventId: string | null, stopAfter: number | null) => {
+      const abort = new AbortController();
+      const res = await fetch(`${server.url}/api/v1/jobs/${job.id}/events/stream`, {
+        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+        signal: abort.signal,
+      });
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
+      expect(res.headers.get("x-accel-buffering")).toBe("no");
+      let n = 0;
+      let ended = false;
+      for await (const msg of readEventStream(res.body!)) {
+        if (msg.event === "end") {
+          ended = true;
+          break;
+        }
+        const e = JSON.parse(msg.data);
+        expect(msg.id).toBe(String(e.seq));
+        seen.push(e.seq);
+        if (stopAfter !== null && ++n >= stopAfter) break;
+      }
+      abort.abort();
+      return ended;
+    };
+    expect(await read(null, 4)).toBe(false);
+    expect(await read(String(seen[seen.length - 1]), 3)).toBe(false);
+    expect(await read(String(seen[seen.length - 1]), null)).toBe(true);
+    const { events } = await api.jobs.events(job.id, 0, 5000);
+    expect(seen).toEqual(events.map((e) => e.seq));
+    expect(seen).toEqual(seen.map((_, i) => i + 1));
+    expect((await api.jobs.get(job.id)).status).toBe("completed");
+  });
+
+  it("events?after= pages through the log; the typed client's stream gives each event once", async () => {
+    const [last] = (await api.jobs.list(ids.site)).jobs;
+    const { events } = await api.jobs.events(last.id, 0, 5000);
+    const tail = await api.jobs.events(last.id, 5);
+    expect(tail.events.map((e) => e.seq)).toEqual(events.slice(5).map((e) => e.seq));
+    const streamed: number[] = [];
+    for await (const e of api.jobs.streamEvents(last.id, { after: 2 })) streamed.push(e.seq);
+    expect(streamed).toEqual(events.slice(2).map((e) => e.seq));
+  });
+});
