@@ -3,18 +3,19 @@ import { useState } from "react";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Check, Database, Minus } from "lucide-react";
+import { Check, Minus } from "lucide-react";
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge, envTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
+import { Card, PageHeader, QueryState } from "@/components/ui/page";
 import { Tabs } from "@/components/ui/tabs";
 import { ComponentJobs } from "@/components/jobs/component-jobs";
 import { RunJobButton } from "@/components/jobs/run-job-dialog";
 import { SpecEditor } from "./spec-editor";
+import { StateTab } from "./state-tab";
 
 type Tab = "configuration" | "jobs" | "state";
 
@@ -63,17 +64,7 @@ export function ComponentDetail({ id }: { id: string }) {
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
             {tab === "configuration" && <ConfigurationTab id={id} />}
             {tab === "jobs" && <ComponentJobs componentId={id} />}
-            {tab === "state" && (
-              <Card title="State" description="Where this component's IaC state is kept.">
-                <dl className="grid gap-4 text-sm sm:grid-cols-2">
-                  <div>
-                    <dt className="text-slate-500">State backend</dt>
-                    <dd className="mt-0.5 font-medium">{c.stateBackend ?? "The organization's default for the module's provisioner"}</dd>
-                  </div>
-                </dl>
-                <EmptyState icon={<Database className="h-8 w-8" />} title="No state yet" description="The first successful job writes this component's state." />
-              </Card>
-            )}
+            {tab === "state" && <StateTab componentId={id} configuredBackend={c.stateBackend} />}
           </div>
         </>
       )}
