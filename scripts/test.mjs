@@ -6,6 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
+// Tests make no calls home.
+process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 const tmp = path.join(root, ".tmp");
 fs.mkdirSync(tmp, { recursive: true });
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
