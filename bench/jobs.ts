@@ -1,0 +1,583 @@
+// Jobs benchmark: throughput, claim latency and event latency of Infra Jobs through the real
+// parts — the built console (`next start`) on a throwaway Postgres, real runner processes running
+// the builtin engine on a module with many resources, and subscribers on the real `jobs.stream`
+// SSE subscription. It prints figures; it asserts nothing about time.
+//
+//   npm run bench                      (about 5 minutes)
+//   npx tsx bench/jobs.ts --quick      (about 1 minute)
+//   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,100,300
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { inArray } from "drizzle-orm";
+import { openDatabase, type DatabaseHandle } from "../db/client";
+import { catalogKinds, iacModules, infraJobs } from "../db/schema";
+import { newId } from "../lib/ids";
+import type { ProgressEvent } from "../lib/runner-protocol";
+import { createComponent } from "../server/services/components/create-component";
+import { ensureHostedRunner } from "../server/services/runners/register-runner";
+import { createApiToken } from "../server/services/settings/api-tokens";
+import { apiClient, type ApiClient } from "../test/api-client";
+import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/console-server";
+import { seedTestOrg, type TestOrg } from "../test/fixtures";
+import { startCluster, type Cluster } from "../test/postgres-cluster";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+// ── Parameters ──────────────────────────────────────────────────────────────────────────────────
+const HELP = `Usage: npx tsx bench/jobs.ts [options]
+
+  --quick               small run, about a minute (jobs 6, resources 20, claim samples 6)
+  --jobs N              update jobs per throughput run, each on its own component (default 24)
+  --resources N         count of each of random_id, terraform_data and local_file in the module (default 50)
+  --runners 1,3         runner processes per throughput run (default 1,3)
+  --capacity N          jobs each runner runs at once (default 2)
+  --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
+  --subscribers 1,100   concurrent jobs.stream subscribers on one running job (default 1,100)
+  --help
+`;
+
+function parameters() {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: false },
+      jobs: { type: "string" },
+      resources: { type: "string" },
+      runners: { type: "string" },
+      capacity: { type: "string" },
+      "claim-samples": { type: "string" },
+      subscribers: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const int = (name: string, v: string | undefined, d: number, min = 1) => {
+    if (v === undefined) return d;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, not ${v}`);
+    return n;
+  };
+  const list = (name: string, v: string | undefined, d: number[]) => (v === undefined ? d : v.split(",").map((x) => int(name, x.trim(), 0)));
+  const q = values.quick;
+  return {
+    quick: q,
+    jobs: int("jobs", values.jobs, q ? 6 : 24),
+    resources: int("resources", values.resources, q ? 20 : 50),
+    runners: list("runners", values.runners, [1, 3]),
+    capacity: int("capacity", values.capacity, 2),
+    claimSamples: int("claim-samples", values["claim-samples"], q ? 6 : 20, 0),
+    subscribers: list("subscribers", values.subscribers, [1, 100]),
+  };
+}
+type Params = ReturnType<typeof parameters>;
+
+// ── Clean-up, also on Ctrl-C ────────────────────────────────────────────────────────────────────
+const cleanups: (() => Promise<void> | void)[] = [];
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  return (cleaning ??= (async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        console.error(`clean-up step failed: ${(err as Error).message}`);
+      }
+    }
+  })());
+}
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(sig, () => {
+    console.error(`\n${sig}: stopping runners, console and Postgres, removing temp folders…`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+const note = (m: string) => console.log(`· ${m}`);
+
+// ── Statistics ──────────────────────────────────────────────────────────────────────────────────
+function pct(xs: number[], p: number): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+const ms = (x: number) => (Number.isNaN(x) ? "–" : x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+const p50p99 = (xs: number[]) => `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}`;
+
+// ── CPU used by process trees (from /proc), to show where the time goes ─────────────────────────
+const TICK = 100; // USER_HZ on Linux
+interface Proc {
+  ppid: number;
+  /** utime + stime of the process itself. */
+  self: number;
+  /** cutime + cstime: children it has reaped. */
+  reaped: number;
+}
+function procTable(): Map<number, Proc> {
+  const out = new Map<number, Proc>();
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // fields after the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14)
+      out.set(Number(d), { ppid: Number(f[1]), self: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+/** CPU seconds of the processes under `roots` (live descendants and those already reaped). */
+function treeSeconds(table: Map<number, Proc>, roots: number[]): number {
+  const kids = new Map<number, number[]>();
+  for (const [pid, p] of table) kids.set(p.ppid, [...(kids.get(p.ppid) ?? []), pid]);
+  let ticks = 0;
+  const seen = new Set<number>();
+  const walk = (pid: number) => {
+    if (seen.has(pid)) return;
+    seen.add(pid);
+    const p = table.get(pid);
+    if (p) ticks += p.self + p.reaped;
+    for (const k of kids.get(pid) ?? []) walk(k);
+  };
+  roots.forEach(walk);
+  return ticks / TICK;
+}
+
+// ── The module: N × (random_id → terraform_data → local_file), each chain depending on the one before ──
+function moduleSource(n: number): string {
+  return `
+variable "name" {
+  type = string
+}
+resource "random_id" "seed" {
+  count       = ${n}
+  byte_length = 4
+}
+resource "terraform_data" "step" {
+  count = ${n}
+  input = "\${var.name}-\${count.index}-\${random_id.seed[count.index].hex}"
+}
+resource "local_file" "out" {
+  count    = ${n}
+  filename = "bench/\${var.name}/file-\${count.index}.txt"
+  content  = "\${terraform_data.step[count.index].output}\\n"
+}
+resource "terraform_data" "done" {
+  input      = length(local_file.out)
+  depends_on = [local_file.out]
+}
+output "files" {
+  value = length(local_file.out)
+}
+`;
+}
+
+// ── The run ─────────────────────────────────────────────────────────────────────────────────────
+type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
+interface Runner {
+  name: string;
+  child: ChildProcess;
+  log: () => string;
+  expectedExit: boolean;
+}
+
+interface Ctx {
+  p: Params;
+  tmp: string;
+  cluster: Cluster;
+  pgPort: number;
+  handle: DatabaseHandle;
+  org: TestOrg;
+  server: ConsoleServer;
+  api: ApiClient;
+  components: string[];
+  runners: Runner[];
+  failures: string[];
+}
+
+async function main() {
+  const p = parameters();
+  const started = Date.now();
+  const cpuModel = fs.readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.*)$/m)?.[1] ?? "unknown";
+  const load0 = os.loadavg();
+
+  console.log("Planton console — jobs benchmark");
+  console.log("Figures depend on this machine and on whatever else it is doing; compare runs on one machine, not across machines.");
+  console.log(`machine: ${os.cpus().length} cores, ${cpuModel}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}; node ${process.version}`);
+  console.log(
+    `parameters: ${p.quick ? "--quick; " : ""}module ${p.resources} × (random_id → terraform_data → local_file) + 1 = ${3 * p.resources + 1} resources; ` +
+      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}`,
+  );
+
+  if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) note("no build of the console yet: running next build (not timed)…");
+  ensureBuilt();
+
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "planton-bench-"));
+  cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  note("starting Postgres…");
+  const cluster = await startCluster();
+  cleanups.push(() => cluster.stop());
+  const pgPort = Number(new URL(cluster.url("postgres")).port);
+  const { default: postgres } = await import("postgres");
+  const admin = postgres(cluster.url("postgres"), { max: 1, onnotice: () => {} });
+  await admin.unsafe("create database planton_bench");
+  await admin.end();
+  const dbUrl = cluster.url("planton_bench");
+  const handle = await openDatabase({ url: dbUrl });
+  cleanups.push(() => handle.close());
+
+  const infraRoot = path.join(tmp, "infra");
+  fs.mkdirSync(infraRoot);
+  const org = await seedTestOrg(handle.db, { localRoot: infraRoot });
+  const moduleDir = path.join(tmp, "module");
+  fs.mkdirSync(moduleDir);
+  fs.writeFileSync(path.join(moduleDir, "main.tf"), moduleSource(p.resources));
+  await handle.db.insert(catalogKinds).values({
+    id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchFleet", title: "BenchFleet", provider: "local",
+    specSchema: { fields: [{ name: "name", type: "string", required: true, description: "folder under bench/" }] },
+  });
+  await handle.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchFleet", name: "bench-fleet", provisioner: "builtin", version: "0.1.0", source: moduleDir });
+
+  // One component per job that changes something: warm-up, each throughput run, each subscriber run; claim samples reuse a few (previews).
+  const needed = 1 + p.jobs * p.runners.length + p.subscribers.length + Math.min(4, p.claimSamples);
+  const components: string[] = [];
+  for (let i = 0; i < needed; i++) {
+    const name = `fleet-${String(i).padStart(3, "0")}`;
+    components.push((await createComponent(handle.db, org.actor(), { environment: "dev", kind: "BenchFleet", name, spec: { name }, connection: "local-sandbox" })).id);
+  }
+  note(`${needed} components of BenchFleet in environment dev`);
+
+  note("starting the console (next start, PLANTON_HOSTED_RUNNERS=0)…");
+  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0 });
+  cleanups.push(() => server.stop());
+  const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
+  const api = apiClient(server.url, token);
+
+  const ctx: Ctx = { p, tmp, cluster, pgPort, handle, org, server, api, components, runners: [], failures: [] };
+  cleanups.push(() => stopRunners(ctx));
+
+  const rows: [string, string, string][] = [];
+  const cpuRows: string[] = [];
+
+  // Warm-up (not counted): the first job compiles routes and loads the engine.
+  await setRunners(ctx, 1);
+  note("warm-up job (not counted)…");
+  await runBatch(ctx, [takeComponent(ctx)], "update");
+
+  // Throughput.
+  const throughput: { runners: number; perMin: number }[] = [];
+  for (const n of p.runners) {
+    if (n === 0) continue;
+    await setRunners(ctx, n);
+    note(`throughput: ${p.jobs} update jobs through ${n} runner${n > 1 ? "s" : ""} × capacity ${p.capacity}…`);
+    const cpu = cpuStart(ctx);
+    const jobs = await runBatch(ctx, Array.from({ length: p.jobs }, () => takeComponent(ctx)), "update");
+    cpuRows.push(cpuEnd(ctx, cpu, `throughput, ${n} runner(s)`));
+    const ok = jobs.filter((j) => j.result === "succeeded");
+    const first = Math.min(...jobs.map((j) => +new Date(j.createdAt)));
+    const last = Math.max(...jobs.map((j) => +new Date(j.completedAt!)));
+    const perMin = (ok.length / (last - first)) * 60_000;
+    throughput.push({ runners: n, perMin });
+    const durations = ok.map((j) => +new Date(j.completedAt!) - +new Date(j.startedAt!));
+    const waits = jobs.map((j) => +new Date(j.startedAt!) - +new Date(j.createdAt));
+    rows.push([`throughput, ${n} runner${n > 1 ? "s" : ""} × capacity ${p.capacity}`, `${perMin.toFixed(1)} jobs/min`, `${ok.length} update jobs in ${ms(last - first)} (first created → last completed)`]);
+    rows.push([`  job run time (started → completed) p50 / p99`, p50p99(durations), `${durations.length} jobs; steps p50: ${stepMedians(jobs)}`]);
+    rows.push([`  queue wait under this backlog p50 / p99`, p50p99(waits), `${waits.length} jobs, all created at once`]);
+    const gaps = refillGaps(jobs);
+    if (gaps.length) rows.push([`  slot refill (a job ends → that runner claims the next) p50 / p99`, p50p99(gaps), `${gaps.length} claims while work was waiting`]);
+  }
+  if (throughput.length > 1) {
+    const base = throughput[0];
+    for (const t of throughput.slice(1)) rows.push([`  speed-up ${t.runners} vs ${base.runners} runner(s)`, `× ${(t.perMin / base.perMin).toFixed(2)}`, `ideal × ${(t.runners / base.runners).toFixed(2)} on ${os.cpus().length} cores`]);
+  }
+
+  // Claim latency: one job at a time on idle runners, so a slot is always free and long-polling.
+  if (p.claimSamples > 0) {
+    await setRunners(ctx, 1);
+    note(`claim latency: ${p.claimSamples} preview jobs, one at a time, on an idle runner…`);
+    const claimComponents = Array.from({ length: Math.min(4, p.claimSamples) }, () => takeComponent(ctx));
+    const claims: number[] = [];
+    const firstStep: number[] = [];
+    for (let i = 0; i < p.claimSamples; i++) {
+      // A little jitter so creation does not line up with any poll or heartbeat period.
+      await sleep(50 + Math.random() * 250);
+      const [job] = await runBatch(ctx, [claimComponents[i % claimComponents.length]], "preview", { quiet: true });
+      claims.push(+new Date(job.startedAt!) - +new Date(job.createdAt));
+      const s = job.steps.map((x) => x.startedAt).filter(Boolean).map((x) => +new Date(x!));
+      if (s.length) firstStep.push(Math.min(...s) - +new Date(job.createdAt));
+    }
+    rows.push([`claim latency (created → claimed, job startedAt) p50 / p99`, p50p99(claims), `${claims.length} preview jobs on 1 idle runner${claims.length < 100 ? ` (p99 of ${claims.length} = the slowest)` : ""}`]);
+    rows.push([`  created → first step started p50 / p99`, p50p99(firstStep), `${firstStep.length} jobs (adds the runner's step-start call)`]);
+  }
+
+  // Event latency: subscribers connect before a runner exists, then one runner starts and runs the job.
+  for (const s of p.subscribers) {
+    if (s === 0) continue;
+    note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on one running update job…`);
+    const cpu = cpuStart(ctx);
+    const r = await eventLatency(ctx, s);
+    cpuRows.push(cpuEnd(ctx, cpu, `events, ${s} subscriber(s)`));
+    rows.push([
+      `event latency, ${s} subscriber${s > 1 ? "s" : ""} (runner emits → subscriber receives) p50 / p99`,
+      p50p99(r.runner),
+      `${r.runner.length} receipts = ${r.events} runner events × ${s}`,
+    ]);
+    rows.push([`  newest event of each delivered burst p50 / p99`, p50p99(r.burstNewest), `${r.burstNewest.length} bursts (excludes the runner's batching wait)`]);
+    rows.push([`  server-made events (stored → received) p50 / p99`, p50p99(r.server), `${r.server.length} receipts (job_status, operation_status)`]);
+    rows.push([`  subscribers connected (all received the backlog)`, ms(r.connectMs), `${s} SSE connections`]);
+  }
+
+  await stopRunners(ctx);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const width2 = Math.max(...rows.map((r) => r[1].length));
+  console.log("");
+  console.log(`${"figure".padEnd(width)}  ${"value".padEnd(width2)}  based on`);
+  for (const [a, b, c] of rows) console.log(`${a.padEnd(width)}  ${b.padEnd(width2)}  ${c}`);
+  console.log("");
+  console.log("CPU seconds used during each phase (process trees; 2 cores give at most 2 s per wall second):");
+  for (const c of cpuRows) console.log(`  ${c}`);
+  console.log("");
+  console.log(`load average at end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; total run time ${ms(Date.now() - started)} (includes start-up and warm-up).`);
+  console.log("Figures depend on this machine and its load: server, runners, Postgres and subscribers all share these cores.");
+
+  if (ctx.failures.length) {
+    console.log("");
+    console.log(`FAILED: ${ctx.failures.length} problem(s):`);
+    for (const f of ctx.failures) console.log(`  - ${f}`);
+    process.exitCode = 1;
+  }
+}
+
+function takeComponent(ctx: Ctx): string {
+  const id = ctx.components.shift();
+  if (!id) throw new Error("ran out of components (a bug in the benchmark's count)");
+  return id;
+}
+
+const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+// ── Runners ─────────────────────────────────────────────────────────────────────────────────────
+async function startRunner(ctx: Ctx, name: string): Promise<Runner> {
+  const { token } = await ensureHostedRunner(ctx.handle.db, name, ctx.p.capacity);
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "runner/main.ts", "--url", ctx.server.url, "--capacity", String(ctx.p.capacity), "--work-dir", path.join(ctx.tmp, "work", name), "--grace-seconds", "5"],
+    {
+      cwd: root,
+      env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_PARENT_PID: String(process.pid) },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let log = "";
+  const keep = (d: Buffer) => {
+    log += d;
+    if (log.length > 200_000) log = log.slice(-100_000);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const r: Runner = { name, child, log: () => log, expectedExit: false };
+  child.on("exit", (code, sig) => {
+    if (!r.expectedExit) ctx.failures.push(`runner ${name} exited unexpectedly (${sig ?? code}); its last output:\n${log.slice(-3000)}`);
+  });
+  ctx.runners.push(r);
+  return r;
+}
+
+/** Makes exactly `n` runner processes live (starting or stopping the newest). */
+async function setRunners(ctx: Ctx, n: number): Promise<void> {
+  while (ctx.runners.length > n) await stopRunner(ctx, ctx.runners[ctx.runners.length - 1]);
+  while (ctx.runners.length < n) await startRunner(ctx, `bench-runner-${ctx.runners.length + 1}`);
+}
+
+async function stopRunner(ctx: Ctx, r: Runner): Promise<void> {
+  r.expectedExit = true;
+  if (r.child.exitCode === null && r.child.signalCode === null) {
+    const exited = new Promise((res) => r.child.once("exit", res));
+    r.child.kill("SIGTERM");
+    await Promise.race([exited, sleep(10_000)]);
+    if (r.child.exitCode === null && r.child.signalCode === null) {
+      r.child.kill("SIGKILL");
+      await Promise.race([exited, sleep(2_000)]);
+    }
+  }
+  ctx.runners = ctx.runners.filter((x) => x !== r);
+}
+
+async function stopRunners(ctx: Ctx): Promise<void> {
+  for (const r of [...ctx.runners]) await stopRunner(ctx, r);
+}
+
+// ── Jobs ────────────────────────────────────────────────────────────────────────────────────────
+/** Creates one job per component at once, waits (one light database query per 250 ms) until all completed, returns them from jobs.get. */
+async function runBatch(ctx: Ctx, componentIds: string[], operation: "update" | "preview", opts: { quiet?: boolean } = {}): Promise<Job[]> {
+  const created = await Promise.all(componentIds.map((componentId) => ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId, operation })));
+  const ids = created.map((c) => c.id);
+  await waitCompleted(ctx, ids, opts.quiet);
+  const jobs = await Promise.all(ids.map((id) => ctx.api.jobs.get.query({ org: ctx.org.slug, id })));
+  for (const j of jobs) if (j.result !== "succeeded") ctx.failures.push(describeFailure(j));
+  return jobs;
+}
+
+async function waitCompleted(ctx: Ctx, ids: string[], quiet = false): Promise<void> {
+  let lastReport = Date.now();
+  for (;;) {
+    const rows = await ctx.handle.db.select({ id: infraJobs.id, status: infraJobs.status }).from(infraJobs).where(inArray(infraJobs.id, ids));
+    const done = rows.filter((r) => r.status === "completed").length;
+    if (done === ids.length) return;
+    if (ctx.runners.length && ctx.runners.every((r) => r.child.exitCode !== null || r.child.signalCode !== null)) {
+      throw new Error(`every runner process exited while ${ids.length - done} job(s) were unfinished:\n${ctx.failures.join("\n")}`);
+    }
+    if (!quiet && Date.now() - lastReport > 15_000) {
+      lastReport = Date.now();
+      note(`  ${done}/${ids.length} completed, ${rows.filter((r) => r.status === "running").length} running`);
+    }
+    await sleep(250);
+  }
+}
+
+function describeFailure(j: Job): string {
+  const step = j.steps.find((s) => s.result === "failed");
+  return `job ${j.id} (${j.operation} on ${j.componentName}) ended ${j.status}/${j.result}: ${step ? `${step.step} failed: ${step.reason}` : (j.reason ?? "no reason recorded")}`;
+}
+
+function stepMedians(jobs: Job[]): string {
+  const by = new Map<string, number[]>();
+  for (const j of jobs)
+    for (const s of j.steps)
+      if (s.startedAt && s.endedAt) by.set(s.step, [...(by.get(s.step) ?? []), +new Date(s.endedAt) - +new Date(s.startedAt)]);
+  return [...by].map(([k, v]) => `${k} ${ms(pct(v, 50))}`).join(", ");
+}
+
+/** For each runner: when a job started while others were still queued, the time since that runner's previous job completed. */
+function refillGaps(jobs: Job[]): number[] {
+  const byRunner = new Map<string, Job[]>();
+  for (const j of jobs) {
+    const r = j.attempts[0]?.runnerName;
+    if (r) byRunner.set(r, [...(byRunner.get(r) ?? []), j]);
+  }
+  const gaps: number[] = [];
+  for (const list of byRunner.values()) {
+    const ends = list.map((j) => +new Date(j.completedAt!)).sort((a, b) => a - b);
+    for (const j of list) {
+      const start = +new Date(j.startedAt!);
+      const prev = ends.filter((e) => e <= start).at(-1);
+      // Only claims that waited for a free slot: the job was created before that slot freed.
+      if (prev !== undefined && +new Date(j.createdAt) < prev) gaps.push(start - prev);
+    }
+  }
+  return gaps;
+}
+
+// ── Event latency ───────────────────────────────────────────────────────────────────────────────
+const SERVER_MADE = new Set(["job_status", "operation_status"]);
+
+async function eventLatency(ctx: Ctx, subscribers: number) {
+  await setRunners(ctx, 0);
+  const job = await ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId: takeComponent(ctx), operation: "update" });
+  const receipts: { sub: number; seq: number; type: string; ts: number; at: number }[] = [];
+  let connected = 0;
+  const t0 = Date.now();
+  let allConnected!: () => void;
+  const ready = new Promise<void>((r) => (allConnected = r));
+  const subs: { unsubscribe: () => void }[] = [];
+  const finished = Array.from({ length: subscribers }, (_, i) => {
+    return new Promise<void>((resolve, reject) => {
+      let first = true;
+      const sub = ctx.api.jobs.stream.subscribe(
+        { org: ctx.org.slug, id: job.id, lastEventId: null },
+        {
+          onData: (tracked) => {
+            const at = Date.now();
+            const e = tracked.data as ProgressEvent;
+            receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at });
+            if (first) {
+              first = false;
+              if (++connected === subscribers) allConnected();
+            }
+            if (e.type === "job_status" && e.payload.status === "completed") resolve();
+          },
+          onComplete: () => resolve(),
+          onError: (err) => reject(err),
+        },
+      );
+      subs.push(sub);
+    });
+  });
+  try {
+    await ready;
+    const connectMs = Date.now() - t0;
+    const since = Date.now();
+    await setRunners(ctx, 1);
+    await Promise.all(finished);
+    const done = await ctx.api.jobs.get.query({ org: ctx.org.slug, id: job.id });
+    if (done.result !== "succeeded") ctx.failures.push(describeFailure(done));
+    const live = receipts.filter((r) => r.ts >= since);
+    const runner = live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
+    const server = live.filter((r) => SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
+    // Events a subscriber receives within 3 ms of each other arrived together (one upload batch, one read);
+    // the newest of such a burst waited least in the runner's batch, so its latency is mostly transport.
+    const burstNewest: number[] = [];
+    for (let s = 0; s < subscribers; s++) {
+      const mine = live.filter((r) => r.sub === s && !SERVER_MADE.has(r.type));
+      let burst: typeof mine = [];
+      const flush = () => {
+        if (burst.length) burstNewest.push(Math.min(...burst.map((r) => r.at - r.ts)));
+        burst = [];
+      };
+      for (const r of mine) {
+        if (burst.length && r.at - burst[burst.length - 1].at > 3) flush();
+        burst.push(r);
+      }
+      flush();
+    }
+    const seqs = new Set(live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.seq));
+    return { runner, server, burstNewest, events: seqs.size, connectMs };
+  } finally {
+    for (const s of subs) s.unsubscribe();
+  }
+}
+
+// ── CPU accounting ──────────────────────────────────────────────────────────────────────────────
+function cpuNow(ctx: Ctx): Record<string, number> {
+  const table = procTable();
+  let postmaster = 0;
+  for (const pid of table.keys()) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+      if (/postgres/.test(cmd) && cmd.includes(`-p ${ctx.pgPort}`)) postmaster = pid;
+    } catch {
+      /* gone */
+    }
+  }
+  const me = table.get(process.pid);
+  return {
+    console: treeSeconds(table, [ctx.server.process.pid!]),
+    // Live runner trees, plus runners this process has already stopped and reaped.
+    runners: treeSeconds(table, ctx.runners.map((r) => r.child.pid!)) + (me?.reaped ?? 0) / TICK,
+    postgres: postmaster ? treeSeconds(table, [postmaster]) : NaN,
+    "bench (subscribers, polling)": (me?.self ?? 0) / TICK,
+  };
+}
+function cpuStart(ctx: Ctx) {
+  return { at: Date.now(), used: cpuNow(ctx) };
+}
+function cpuEnd(ctx: Ctx, start: ReturnType<typeof cpuStart>, label: string): string {
+  const now = cpuNow(ctx);
+  const wall = (Date.now() - start.at) / 1000;
+  const parts = Object.keys(now).map((k) => `${k} ${(now[k] - start.used[k]).toFixed(1)}`);
+  return `${label.padEnd(28)} wall ${wall.toFixed(1)} s, CPU s: ${parts.join(", ")}`;
+}
+
+main()
+  .catch((err) => {
+    console.error(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
