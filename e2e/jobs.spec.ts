@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { iacModules, infraComponents, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -13,7 +13,8 @@ import { createComponent } from "../server/services/components/create-component"
 import { addMember } from "./db";
 import { e2eState, screenshot, signIn } from "./support";
 
-test.describe.configure({ mode: "serial" });
+// Each test waits on real runs (sleeps of 8 and 25 seconds); a loaded machine needs more than the default.
+test.describe.configure({ mode: "serial", timeout: 240_000 });
 
 const ENGINEER = { email: "engineer@jobs.example", password: "engineer-password-1" };
 const VIEWER = { email: "viewer@jobs.example", password: "viewer-password-1" };
@@ -22,7 +23,8 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 test.beforeAll(async () => {
   const s = e2eState();
   // The platform's static-site module plus a time_sleep the site's files wait for: 8 seconds for
-  // every StaticSite, 25 for cancel-site (its custom module), so a job can queue behind it.
+  // every StaticSite, 25 for cancel-site and reload-site (their custom module), so a job can queue
+  // behind one and a reload lands mid-apply.
   const slowModule = (name: string, seconds: number) => {
     const dir = path.join(s.dataDir, "modules", name);
     fs.mkdirSync(dir, { recursive: true });
@@ -40,9 +42,9 @@ test.beforeAll(async () => {
     const module = (name: string, version: string, seconds: number) => ({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name, provisioner: "builtin" as const, version, source: slowModule(name, seconds) });
     const slower = module("static-site-slower", "1.0.0", 25);
     await h.db.insert(iacModules).values([module("static-site-slow", "1.0.1", 8), slower]);
-    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
+    const reload = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
     const cancel = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
-    await h.db.update(infraComponents).set({ customModuleId: slower.id }).where(eq(infraComponents.id, cancel.id));
+    await h.db.update(infraComponents).set({ customModuleId: slower.id }).where(inArray(infraComponents.id, [cancel.id, reload.id]));
   } finally {
     await h.close();
   }
@@ -132,7 +134,7 @@ test("reloading mid-stream, the log pane carries on without gaps or repeats", as
   const before = (await logText(page, "apply").textContent())!;
 
   await page.reload();
-  await expect(step(page, "apply")).toHaveText("Running");
+  await expect(page.getByTestId("job-status")).toHaveText("Running");
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText(before.trim().split("\n")[0]);
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
