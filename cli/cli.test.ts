@@ -129,7 +129,7 @@ describe("planton CLI", () => {
         expect(r.code, `${form} ${sub}`).toBe(0);
         const usage = r.stdout.split("\n").find((l) => l.startsWith("Usage:"))!;
         if (arg.startsWith("<")) expect(usage, `${form} ${sub}`).toMatch(new RegExp(`^Usage: planton infra job (stream-progress-events\\|logs|${sub}) \\[options\\] ${arg}$`));
-        else expect(r.stdout).toContain(arg);
+        else expect(usage).toBe(`Usage: planton infra job ${sub} ${arg} [--env <environment>] [options]`);
         expect(r.stdout, `${form} ${sub}`).toMatch(/\nExamples?:\n {2}\$ planton infra job /);
       }
     }
@@ -297,6 +297,11 @@ describe("planton CLI", () => {
     expect(r.stdout).toContain(`Plan of job ${id}: sha256 ${review.checksum} (verified)`);
     expect(r.stdout).toMatch(/Changes: \d+ to create/);
     expect(r.stdout).toContain(`Resumed Infra Job ${id} with plan sha256 ${review.checksum}`);
+    // It follows from the approval on: the preview is not replayed, but the summary names every step's engine.
+    const afterResume = r.stdout.slice(r.stdout.indexOf("Resumed Infra Job"));
+    expect(afterResume).not.toContain("▸ preview running");
+    expect(afterResume).toContain("▸ apply running");
+    expect(r.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan/);
     expect(r.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply/);
     const job = await api.jobs.get(id);
     expect(job.approvals[0]).toMatchObject({ planSha256: review.checksum });

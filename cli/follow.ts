@@ -53,6 +53,13 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
 
   const job = await api.jobs.get(jobId);
   outputs ??= job.outputs;
+  // Following from the middle (after a resume): the earlier operations' summaries are in the backlog.
+  for (let seq = 0; seq < (opts.after ?? 0); ) {
+    const page = await api.jobs.events(jobId, seq, 1000);
+    if (!page.events.length) break;
+    for (const e of page.events) if (e.seq <= (opts.after ?? 0) && e.type === "summary" && e.operation && !summaries.has(e.operation)) summaries.set(e.operation, e.payload as unknown as Summary);
+    seq = page.events[page.events.length - 1].seq;
+  }
   out();
   const result = (STATUS_WORD[job.result] ?? ((s: string) => s))(job.result);
   out(c.bold(`Job ${job.id} ${job.status === "completed" ? "completed" : job.status}: ${result}`) + c.dim(`  (${job.operation} of ${job.componentName} in ${job.environment}${job.completedAt ? `, ${duration(job.createdAt, job.completedAt)}` : ""})`));
@@ -74,9 +81,10 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
 
   if (show.showStackSummary && changed.size) {
     out(c.bold("Resources changed:"));
+    const width = Math.max(...[...changed.keys()].map((a) => a.length));
     for (const [address, r] of changed) {
       const paint = r.phase === "errored" ? c.red : actionColor(r.action);
-      out(`  ${paint(`${ACTION_SYMBOL[r.action] ?? "?"} ${address}`)}  ${r.phase === "errored" ? c.red(`${r.action} failed`) : pastTense(r.action)}`);
+      out(`  ${paint(`${ACTION_SYMBOL[r.action] ?? "?"} ${address.padEnd(width)}`)}  ${r.phase === "errored" ? c.red(`${r.action} failed`) : pastTense(r.action)}`);
     }
   }
   if (show.showStackDiff && !diffShown) await printStackDiff(api, jobId);
@@ -131,7 +139,7 @@ export function printEvent(e: ProgressEvent): void {
       if (p.phase === "complete") out(`  ${paint(`${sym} ${p.address}`)} ${pastTense(action)}${p.elapsedSeconds !== undefined ? c.dim(` (${p.elapsedSeconds}s)`) : ""}`);
       else if (p.phase === "errored") out(`  ${c.red(`✗ ${p.address}`)} ${action} failed${p.message ? `: ${p.message}` : ""}`);
       else if (p.phase === "drift") out(`  ${c.yellow(`! ${p.address}`)} drifted (${action})`);
-      else if (p.phase === "planned") out(`  ${paint(`${sym} ${p.address}`)} will be ${pastTense(action)}`);
+      // planned changes: the engine's own log line already says "Plan to …".
       return;
     }
     case "diagnostic":

@@ -141,10 +141,12 @@ export function infraJobCommand(): Command {
         printPlanCounts(plan);
         if (o.showStackDiff) await printStackDiff(api, jobId);
       }
+      const { eventSeq } = await api.jobs.get(jobId);
       const { job: row } = await api.jobs.resume(jobId, plan ? { expectedChecksum: plan.checksum } : {});
       out(`Resumed Infra Job ${c.bold(row.id)}${plan ? ` with plan sha256 ${plan.checksum}` : ""}: ${row.status}`);
       if (!o.tail) return out(`Follow it: planton infra job stream-progress-events ${row.id}`);
-      exitFor(await followJob(api, row.id, { ...o, showStackDiff: false }));
+      // Follow from the approval on: what ran before it was reviewed already.
+      exitFor(await followJob(api, row.id, { ...o, showStackDiff: false }, { after: eventSeq }));
     });
 
   withRunFlags(
@@ -163,6 +165,7 @@ export function infraJobCommand(): Command {
   job
     .command("preflight-checks")
     .description("Check the four essentials (IaC module, provider credentials, state backend, flow control) for a catalog kind")
+    .usage("--catalog-kind <kind> [--env <environment>] [options]")
     .requiredOption("--catalog-kind <kind>", "the catalog kind, e.g. StaticSite")
     .option("--env <environment>", "the environment to check (default: every environment of the organization)")
     .option("--json", "print the reports as JSON")
