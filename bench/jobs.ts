@@ -3,17 +3,17 @@
 // the builtin engine on a module with many resources, and subscribers on the real `jobs.stream`
 // SSE subscription. It prints figures; it asserts nothing about time.
 //
-//   npm run bench                      (about 5 minutes)
-//   npx tsx bench/jobs.ts --quick      (about 1 minute)
+//   npm run bench                      (about 5 minutes on a busy 2-core machine)
+//   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
 //   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,100,300
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { inArray } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import { openDatabase, type DatabaseHandle } from "../db/client";
-import { catalogKinds, iacModules, infraJobs } from "../db/schema";
+import { catalogKinds, iacModules, infraJobs, stateObjects } from "../db/schema";
 import { newId } from "../lib/ids";
 import type { ProgressEvent } from "../lib/runner-protocol";
 import { createComponent } from "../server/services/components/create-component";
@@ -29,8 +29,8 @@ const root = path.resolve(import.meta.dirname, "..");
 // ── Parameters ──────────────────────────────────────────────────────────────────────────────────
 const HELP = `Usage: npx tsx bench/jobs.ts [options]
 
-  --quick               small run, about a minute (jobs 6, resources 20, claim samples 6)
-  --jobs N              update jobs per throughput run, each on its own component (default 24)
+  --quick               small run, about a minute and a half on a busy 2-core machine (jobs 4, resources 10, claim samples 5)
+  --jobs N              update jobs per throughput run, each on its own component (default 10)
   --resources N         count of each of random_id, terraform_data and local_file in the module (default 50)
   --runners 1,3         runner processes per throughput run (default 1,3)
   --capacity N          jobs each runner runs at once (default 2)
@@ -66,11 +66,11 @@ function parameters() {
   const q = values.quick;
   return {
     quick: q,
-    jobs: int("jobs", values.jobs, q ? 6 : 24),
-    resources: int("resources", values.resources, q ? 20 : 50),
+    jobs: int("jobs", values.jobs, q ? 4 : 10),
+    resources: int("resources", values.resources, q ? 10 : 50),
     runners: list("runners", values.runners, [1, 3]),
     capacity: int("capacity", values.capacity, 2),
-    claimSamples: int("claim-samples", values["claim-samples"], q ? 6 : 20, 0),
+    claimSamples: int("claim-samples", values["claim-samples"], q ? 5 : 20, 0),
     subscribers: list("subscribers", values.subscribers, [1, 100]),
   };
 }
@@ -278,7 +278,8 @@ async function main() {
     await setRunners(ctx, n);
     note(`throughput: ${p.jobs} update jobs through ${n} runner${n > 1 ? "s" : ""} × capacity ${p.capacity}…`);
     const cpu = cpuStart(ctx);
-    const jobs = await runBatch(ctx, Array.from({ length: p.jobs }, () => takeComponent(ctx)), "update");
+    const phaseComponents = Array.from({ length: p.jobs }, () => takeComponent(ctx));
+    const jobs = await runBatch(ctx, phaseComponents, "update");
     cpuRows.push(cpuEnd(ctx, cpu, `throughput, ${n} runner(s)`));
     const ok = jobs.filter((j) => j.result === "succeeded");
     const first = Math.min(...jobs.map((j) => +new Date(j.createdAt)));
@@ -290,6 +291,15 @@ async function main() {
     rows.push([`throughput, ${n} runner${n > 1 ? "s" : ""} × capacity ${p.capacity}`, `${perMin.toFixed(1)} jobs/min`, `${ok.length} update jobs in ${ms(last - first)} (first created → last completed)`]);
     rows.push([`  job run time (started → completed) p50 / p99`, p50p99(durations), `${durations.length} jobs; steps p50: ${stepMedians(jobs)}`]);
     rows.push([`  queue wait under this backlog p50 / p99`, p50p99(waits), `${waits.length} jobs, all created at once`]);
+    const states = await ctx.handle.db
+      .select({ serial: stateObjects.serial, bytes: sql<number>`length(${stateObjects.state}::text)` })
+      .from(stateObjects)
+      .where(inArray(stateObjects.componentId, phaseComponents));
+    rows.push([
+      `  state writes per job / final state size p50`,
+      `${pct(states.map((x) => x.serial ?? 0), 50)} / ${Math.round(pct(states.map((x) => Number(x.bytes)), 50) / 1024)} KiB`,
+      `${states.length} states (serial after one update from empty; each write a whole-document PUT, in order)`,
+    ]);
     const gaps = refillGaps(jobs);
     if (gaps.length) rows.push([`  slot refill (a job ends → that runner claims the next) p50 / p99`, p50p99(gaps), `${gaps.length} claims while work was waiting`]);
   }
@@ -329,7 +339,8 @@ async function main() {
       p50p99(r.runner),
       `${r.runner.length} receipts = ${r.events} runner events × ${s}`,
     ]);
-    rows.push([`  newest event of each delivered burst p50 / p99`, p50p99(r.burstNewest), `${r.burstNewest.length} bursts (excludes the runner's batching wait)`]);
+    rows.push([`  runner emits → batch committed (NOTIFY seen) p50 / p99`, p50p99(r.toStored), `${r.toStored.length} events in ${r.notifies} commits (runner batching + upload + append)`]);
+    rows.push([`  batch committed → subscriber receives p50 / p99`, p50p99(r.toSubscriber), `${r.toSubscriber.length} receipts (NOTIFY → server reads → SSE)`]);
     rows.push([`  server-made events (stored → received) p50 / p99`, p50p99(r.server), `${r.server.length} receipts (job_status, operation_status)`]);
     rows.push([`  subscribers connected (all received the backlog)`, ms(r.connectMs), `${s} SSE connections`]);
   }
@@ -482,6 +493,12 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
   await setRunners(ctx, 0);
   const job = await ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId: takeComponent(ctx), operation: "update" });
   const receipts: { sub: number; seq: number; type: string; ts: number; at: number }[] = [];
+  const notified: { seq: number; at: number }[] = [];
+  const unlisten = await ctx.handle.listen("job_events", (payload) => {
+    const at = Date.now();
+    const [id, seq] = payload.split(":");
+    if (id === job.id) notified.push({ seq: Number(seq), at });
+  });
   let connected = 0;
   const t0 = Date.now();
   let allConnected!: () => void;
@@ -521,26 +538,23 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
     const live = receipts.filter((r) => r.ts >= since);
     const runner = live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
     const server = live.filter((r) => SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
-    // Events a subscriber receives within 3 ms of each other arrived together (one upload batch, one read);
-    // the newest of such a burst waited least in the runner's batch, so its latency is mostly transport.
-    const burstNewest: number[] = [];
-    for (let s = 0; s < subscribers; s++) {
-      const mine = live.filter((r) => r.sub === s && !SERVER_MADE.has(r.type));
-      let burst: typeof mine = [];
-      const flush = () => {
-        if (burst.length) burstNewest.push(Math.min(...burst.map((r) => r.at - r.ts)));
-        burst = [];
-      };
-      for (const r of mine) {
-        if (burst.length && r.at - burst[burst.length - 1].at > 3) flush();
-        burst.push(r);
-      }
-      flush();
+    // Split each runner event's latency at the moment its batch was committed: the first NOTIFY
+    // job_events '<job>:<last seq>' (seen by this process's own LISTEN) whose seq covers the event.
+    const notifyAt = (seq: number) => notified.find((n) => n.seq >= seq)?.at;
+    const toStored: number[] = [];
+    const toSubscriber: number[] = [];
+    for (const r of live) {
+      if (SERVER_MADE.has(r.type)) continue;
+      const n = notifyAt(r.seq);
+      if (n === undefined) continue;
+      if (r.sub === 0) toStored.push(n - r.ts);
+      toSubscriber.push(r.at - n);
     }
     const seqs = new Set(live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.seq));
-    return { runner, server, burstNewest, events: seqs.size, connectMs };
+    return { runner, server, toStored, toSubscriber, events: seqs.size, notifies: notified.length, connectMs };
   } finally {
     for (const s of subs) s.unsubscribe();
+    await unlisten();
   }
 }
 
