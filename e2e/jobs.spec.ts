@@ -151,24 +151,25 @@ test("cancelling a running job lets the in-flight step finish; a queued job behi
   const running = await runJob(page, "Update", "Will be cancelled while applying");
   await expect(step(page, "apply")).toHaveText("Running", { timeout: 30_000 });
 
-  // A second job on the same component waits in its queue behind the running one.
+  // Cancel at once, while apply is in flight: it runs to its end, then the job ends cancelled.
+  await page.getByRole("button", { name: "Cancel job" }).click();
+  await expect(page.getByRole("dialog")).toContainText("runs to its end, so no resource is left half-changed");
+  await page.getByRole("dialog").getByRole("button", { name: "Cancel job" }).click();
+  await expect(page.getByText(/Cancel requested by/)).toBeVisible();
+  await expect(page.getByRole("button", { name: "Cancelling…" })).toBeDisabled();
+
+  // Meanwhile a second job on the same component waits in its queue behind the one still applying.
   await openComponent(page, "cancel-site");
   const queued = await runJob(page, "Preview", "Waits behind the apply");
+  expect(queued).not.toBe(running);
   await expect(page.getByTestId("job-status")).toHaveText("Queued");
   await page.getByRole("button", { name: "Cancel job" }).click();
   await expect(page.getByRole("dialog")).toContainText("it ends now as cancelled");
   await page.getByRole("dialog").getByRole("button", { name: "Cancel job" }).click();
   await expect(page.getByTestId("job-result")).toHaveText("Cancelled");
   for (const s of ["init", "refresh", "preview"]) await expect(step(page, s)).toHaveText("Cancelled");
-  expect(queued).not.toBe(running);
 
   await page.goto(`${e2eState().baseURL}/o/acme/jobs/${running}`);
-  await expect(step(page, "apply")).toHaveText("Running");
-  await page.getByRole("button", { name: "Cancel job" }).click();
-  await expect(page.getByRole("dialog")).toContainText("runs to its end, so no resource is left half-changed");
-  await page.getByRole("dialog").getByRole("button", { name: "Cancel job" }).click();
-  await expect(page.getByText(/Cancel requested by/)).toBeVisible();
-  await expect(page.getByRole("button", { name: "Cancelling…" })).toBeDisabled();
   await expect(page.getByTestId("job-result")).toHaveText("Cancelled", { timeout: 60_000 });
   await expect(step(page, "apply")).toHaveText("Succeeded");
   await openStep(page, "apply");
