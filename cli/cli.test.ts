@@ -74,6 +74,9 @@ beforeAll(async () => {
   const prod = await environmentByName(t.db, org.orgId, "prod");
   await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
   const source = writeModule(infraRoot, "slow");
+  const importable = writeModule(infraRoot, "importable");
+  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestImport", title: "TestImport", provider: "local", specSchema: { fields: [] } });
+  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestImport", name: "importable", provisioner: "builtin", version: "0.1.0", source: importable });
   await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", title: "TestSlow", provider: "local", specSchema: { fields: [{ name: "name", type: "string", required: true, description: "folder" }] } });
   await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", name: "slow", provisioner: "builtin", version: "0.1.0", source });
   const mk = async (name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
@@ -82,6 +85,8 @@ beforeAll(async () => {
   await mk("site", "dev", "StaticSite", { site_name: "site" });
   await mk("shop", "prod", "StaticSite", { site_name: "shop" });
   await mk("slow", "dev", "TestSlow", { name: "one" });
+  await mk("adopt", "dev", "TestImport", {});
+  await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
 
   server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
   token = (await createApiToken(t.db, org.actor("engineer"), { name: "cli-tests" })).token;
@@ -333,13 +338,44 @@ describe("planton CLI", () => {
 
   it("rerun creates a new job from a completed one and follows it", async () => {
     const [previous] = (await api.jobs.list(ids.site)).jobs;
-    const r = await planton(["infra", "job", "rerun", previous.id, "--tail", "--no-show-stack-summary"]);
+    const r = await planton(["infra", "job", "rerun", previous.id, "--tail", "--no-show-stack-summary", "--show-stack-diff"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Re-ran ${previous.id} as Infra Job job_\\S+ \\(${previous.operation}\\)`));
     expect(r.stdout).not.toContain("Resources changed:");
+    expect(previous.operation).toBe("destroy_preview");
+    expect(r.stdout).toMatch(/Stack diff \(plan sha256 [0-9a-f]{64}\):\n {2}- \S+ \(delete\)\n {6}- \w+ = /);
     const rerunId = r.stdout.match(/as Infra Job (job_\S+)/)![1];
     expect(await api.jobs.get(rerunId)).toMatchObject({ rerunOf: previous.id, result: "succeeded" });
+  });
+
+  it("import: --address and --id adopt an existing object; without them the server's refusal is printed and nothing is created", async () => {
+    const refused = await planton(["infra", "job", "create", ids.adopt, "--operation", "import"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe("An import job needs the resource's address in the module and its provider id (--address, --id). No job was created.");
+    fs.mkdirSync(path.join(infraRoot, "imported"), { recursive: true });
+    fs.writeFileSync(path.join(infraRoot, "imported", "readme.txt"), "made by hand\n");
+    const r = await planton(["infra", "job", "create", ids.adopt, "--operation", "import", "--address", "local_file.existing", "--id", "imported/readme.txt", "--tail"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\n {2}import\s+succeeded/);
+    expect(fs.readFileSync(path.join(infraRoot, "imported", "readme.txt"), "utf8")).toBe("made by hand\n");
+  });
+
+  it("outputs at completion show a generated secret only as its $secret/ reference; --no-show-outputs leaves them out", async () => {
+    const r = await planton(["infra", "job", "create", ids.creds, "--operation", "update", "--tail"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\nOutputs:\n(.*\n)*? {2}password = \$secret\/\S+/);
+    const quiet = await planton(["infra", "job", "logs", jobIdIn(r.stdout), "--no-show-outputs"]);
+    expect(quiet.stdout).not.toContain("Outputs:\n  password");
+  });
+
+  it("colour only when asked for (FORCE_COLOR) and never with NO_COLOR", async () => {
+    const [last] = (await api.jobs.list(ids.site)).jobs;
+    const coloured = await planton(["infra", "job", "logs", last.id], { NO_COLOR: undefined, FORCE_COLOR: "1" });
+    expect(coloured.stdout).toMatch(/\x1b\[3\dm/);
+    const plainRun = await planton(["infra", "job", "logs", last.id], { NO_COLOR: "1", FORCE_COLOR: "1" });
+    expect(plainRun.stdout).not.toMatch(/\x1b\[/);
   });
 
   it("runner start without a token is refused and starts nothing", async () => {
