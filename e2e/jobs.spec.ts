@@ -13,7 +13,7 @@ import { createComponent } from "../server/services/components/create-component"
 import { addMember } from "./db";
 import { e2eState, screenshot, signIn } from "./support";
 
-// Each test waits on real runs (sleeps of 8 and 25 seconds); a loaded machine needs more than the default.
+// Each test waits on real runs (sleeps of 8 and 60 seconds); a loaded machine needs more than the default.
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
 const ENGINEER = { email: "engineer@jobs.example", password: "engineer-password-1" };
@@ -23,7 +23,7 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 test.beforeAll(async () => {
   const s = e2eState();
   // The platform's static-site module plus a time_sleep the site's files wait for: 8 seconds for
-  // every StaticSite, 25 for cancel-site and reload-site (their custom module), so a job can queue
+  // every StaticSite, 60 for cancel-site and reload-site (their custom module), so a job can queue
   // behind one and a reload lands mid-apply.
   const slowModule = (name: string, seconds: number) => {
     const dir = path.join(s.dataDir, "modules", name);
@@ -40,7 +40,7 @@ test.beforeAll(async () => {
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
     const module = (name: string, version: string, seconds: number) => ({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name, provisioner: "builtin" as const, version, source: slowModule(name, seconds) });
-    const slower = module("static-site-slower", "1.0.0", 25);
+    const slower = module("static-site-slower", "1.0.0", 60);
     await h.db.insert(iacModules).values([module("static-site-slow", "1.0.1", 8), slower]);
     const reload = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
     const cancel = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
@@ -137,7 +137,7 @@ test("reloading mid-stream, the log pane carries on without gaps or repeats", as
   await expect(page.getByTestId("job-status")).toHaveText("Running");
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText(before.trim().split("\n")[0]);
-  await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 120_000 });
   await expect(logText(page, "apply")).toContainText("Apply complete!");
 
   const shown = (await logText(page, "apply").textContent())!.replace(/\n$/, "").split("\n");
@@ -170,7 +170,7 @@ test("cancelling a running job lets the in-flight step finish; a queued job behi
   for (const s of ["init", "refresh", "preview"]) await expect(step(page, s)).toHaveText("Cancelled");
 
   await page.goto(`${e2eState().baseURL}/o/acme/jobs/${running}`);
-  await expect(page.getByTestId("job-result")).toHaveText("Cancelled", { timeout: 60_000 });
+  await expect(page.getByTestId("job-result")).toHaveText("Cancelled", { timeout: 90_000 });
   await expect(step(page, "apply")).toHaveText("Succeeded");
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText("Apply complete!");
