@@ -370,6 +370,23 @@ describe("planton CLI", () => {
     expect(quiet.stdout).not.toContain("Outputs:\n  password");
   });
 
+  it("plan says so explicitly when deletes were not computed, and marks deletes that will not execute", async () => {
+    // The creds component has state (the test above); refresh skipped and delete protection on.
+    await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids.creds, skipRefresh: true, protectDeletes: true });
+    const d = await planton(["infra", "job", "create", ids.creds, "--operation", "destroy_preview", "--tail"]);
+    expect(d.code).toBe(0);
+    const id = jobIdIn(d.stdout);
+    const review = await api.jobs.getPlan(id);
+    expect(review.deleteOperationsComputed).toBe(false);
+    expect(review.deletesNotExecuted).toBeGreaterThan(0);
+    const r = await planton(["infra", "job", "plan", id]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Deletes:   NOT computed — the plan could not enumerate what exists");
+    expect(r.stdout).toContain(`Skipped:   ${review.deletesNotExecuted} delete`);
+    const marked = r.stdout.split("\n").filter((l) => l.endsWith("(delete) (not executed)"));
+    expect(marked).toHaveLength(review.deletesNotExecuted);
+  });
+
   it("colour only when asked for (FORCE_COLOR) and never with NO_COLOR", async () => {
     const [last] = (await api.jobs.list(ids.site)).jobs;
     const coloured = await planton(["infra", "job", "logs", last.id], { NO_COLOR: undefined, FORCE_COLOR: "1" });
