@@ -90,8 +90,10 @@ function cleanup(): Promise<void> {
     }
   })());
 }
+let interrupted = false;
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.once(sig, () => {
+    interrupted = true;
     console.error(`\n${sig}: stopping runners, console and Postgres, removing temp folders…`);
     void cleanup().finally(() => process.exit(130));
   });
@@ -591,6 +593,7 @@ function cpuEnd(ctx: Ctx, start: ReturnType<typeof cpuStart>, label: string): st
 
 main()
   .catch((err) => {
+    if (interrupted) return; // the clean-up stopped what main was waiting on
     console.error(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exitCode = 1;
   })
