@@ -197,7 +197,6 @@ function RevokeToken({ token, onClose }: { token: Token | null; onClose: () => v
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const opts = {
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: trpc.me.apiTokens.list.queryKey() });
@@ -205,7 +204,6 @@ function RevokeToken({ token, onClose }: { token: Token | null; onClose: () => v
       toast.success(`Revoked ${token?.name}`);
       onClose();
     },
-    onError: (err: unknown) => setError(messageOf(err)),
   };
   const revokeMine = useMutation(trpc.me.apiTokens.revoke.mutationOptions(opts));
   const revokeAny = useMutation(trpc.apiTokens.revoke.mutationOptions(opts));
@@ -215,13 +213,9 @@ function RevokeToken({ token, onClose }: { token: Token | null; onClose: () => v
       title={`Revoke ${token?.name}?`}
       description={`Anything using ${token?.prefix}… stops working at once. This cannot be undone.`}
       confirmLabel="Revoke token"
-      busy={revokeMine.isPending || revokeAny.isPending}
-      error={error}
+      mutations={[revokeMine, revokeAny]}
       onConfirm={() => token && (token.mine ? revokeMine : revokeAny).mutate({ org: org.slug, id: token.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

@@ -419,7 +419,6 @@ function DeleteConnection({ connection, onClose }: { connection: Connection | nu
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const del = useMutation(
     trpc.connections.delete.mutationOptions({
       onSuccess: async () => {
@@ -427,7 +426,6 @@ function DeleteConnection({ connection, onClose }: { connection: Connection | nu
         toast.success(`Deleted connection ${connection?.name}`);
         onClose();
       },
-      onError: (err) => setError(messageOf(err)),
     }),
   );
   return (
@@ -436,13 +434,9 @@ function DeleteConnection({ connection, onClose }: { connection: Connection | nu
       title={`Delete ${connection?.name}?`}
       description="Its stored credentials and authorizations are deleted with it. A connection that components deploy through cannot be deleted."
       confirmLabel="Delete connection"
-      busy={del.isPending}
-      error={error}
+      mutations={[del]}
       onConfirm={() => connection && del.mutate({ org: org.slug, id: connection.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

@@ -178,7 +178,6 @@ function DeleteEnvironment({ environment, onClose }: { environment: Environment 
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const del = useMutation(
     trpc.environments.delete.mutationOptions({
       onSuccess: async () => {
@@ -186,7 +185,6 @@ function DeleteEnvironment({ environment, onClose }: { environment: Environment 
         toast.success(`Deleted environment ${environment?.name}`);
         onClose();
       },
-      onError: (err) => setError(messageOf(err)),
     }),
   );
   return (
@@ -195,13 +193,9 @@ function DeleteEnvironment({ environment, onClose }: { environment: Environment 
       title={`Delete ${environment?.name}?`}
       description="Its flow-control policy and connection authorizations go with it. An environment that still has components cannot be deleted."
       confirmLabel="Delete environment"
-      busy={del.isPending}
-      error={error}
+      mutations={[del]}
       onConfirm={() => environment && del.mutate({ org: org.slug, id: environment.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

@@ -306,7 +306,6 @@ function RemovePolicy({ policy, onClose }: { policy: Policy | null; onClose: () 
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const del = useMutation(
     trpc.flowControl.delete.mutationOptions({
       onSuccess: async () => {
@@ -315,7 +314,6 @@ function RemovePolicy({ policy, onClose }: { policy: Policy | null; onClose: () 
         toast.success("Removed the policy; the next less specific one now applies");
         onClose();
       },
-      onError: (err) => setError(messageOf(err)),
     }),
   );
   return (
@@ -324,13 +322,9 @@ function RemovePolicy({ policy, onClose }: { policy: Policy | null; onClose: () 
       title={`Remove the ${policy?.selector} policy${policy && policy.selector !== "organization" ? ` of ${policy.target}` : ""}?`}
       description="Jobs it covered follow the next less specific policy from then on."
       confirmLabel="Remove policy"
-      busy={del.isPending}
-      error={error}
+      mutations={[del]}
       onConfirm={() => policy && del.mutate({ org: org.slug, id: policy.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

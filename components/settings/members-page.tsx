@@ -228,7 +228,6 @@ function RemoveMember({ member, onClose }: { member: Member | null; onClose: () 
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const remove = useMutation(
     trpc.members.remove.mutationOptions({
       onSuccess: async () => {
@@ -236,7 +235,6 @@ function RemoveMember({ member, onClose }: { member: Member | null; onClose: () 
         toast.success(`Removed ${member?.email}`);
         onClose();
       },
-      onError: (err) => setError(messageOf(err)),
     }),
   );
   return (
@@ -245,13 +243,9 @@ function RemoveMember({ member, onClose }: { member: Member | null; onClose: () 
       title={`Remove ${member?.email} from ${org.slug}?`}
       description="They lose access to this organization at once, and their API tokens for it are revoked. Their account stays."
       confirmLabel="Remove member"
-      busy={remove.isPending}
-      error={error}
+      mutations={[remove]}
       onConfirm={() => member && remove.mutate({ org: org.slug, id: member.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

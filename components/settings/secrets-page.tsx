@@ -279,14 +279,12 @@ function DeleteEntry({ target, onClose }: { target: { kind: "secret" | "variable
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
   const opts = {
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: target?.kind === "secret" ? trpc.secrets.list.queryKey() : trpc.variables.list.queryKey() });
       toast.success(`Deleted ${target?.kind} ${target?.entry.name}`);
       onClose();
     },
-    onError: (err: unknown) => setError(messageOf(err)),
   };
   const delSecret = useMutation(trpc.secrets.delete.mutationOptions(opts));
   const delVariable = useMutation(trpc.variables.delete.mutationOptions(opts));
@@ -296,13 +294,9 @@ function DeleteEntry({ target, onClose }: { target: { kind: "secret" | "variable
       title={`Delete ${target?.entry.name}?`}
       description={`Jobs that reference this ${target?.kind} will fail until it exists again.`}
       confirmLabel={`Delete ${target?.kind}`}
-      busy={delSecret.isPending || delVariable.isPending}
-      error={error}
+      mutations={[delSecret, delVariable]}
       onConfirm={() => target && (target.kind === "secret" ? delSecret : delVariable).mutate({ org: org.slug, id: target.entry.id })}
-      onClose={() => {
-        setError(null);
-        onClose();
-      }}
+      onClose={onClose}
     />
   );
 }

@@ -8,6 +8,7 @@ import { navSections } from "@/components/shell/sidebar";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
+import { messageOf } from "@/components/ui/errors";
 import type { Role } from "@/lib/roles";
 
 /** The settings pages as tabs: the same links as the sidebar's Settings section. */
@@ -61,14 +62,20 @@ export function FormAlert({ message }: { message?: string | null }) {
   );
 }
 
+/** What a confirm dialog needs of the mutations it runs: busy and error come from them, not from copies. */
+export interface ConfirmMutation {
+  isPending: boolean;
+  error: unknown;
+  reset: () => void;
+}
+
 /** Asks before a destructive action; the server's refusal, if any, is shown in the dialog. */
 export function ConfirmDialog({
   open,
   title,
   description,
   confirmLabel,
-  busy,
-  error,
+  mutations,
   onConfirm,
   onClose,
 }: {
@@ -76,29 +83,34 @@ export function ConfirmDialog({
   title: string;
   description: ReactNode;
   confirmLabel: string;
-  busy?: boolean;
-  error?: string | null;
+  mutations: ConfirmMutation[];
   onConfirm: () => void;
   onClose: () => void;
 }) {
+  const failed = mutations.find((m) => m.error);
+  // Closing clears the refusal, so the next open starts clean.
+  const close = () => {
+    for (const m of mutations) m.reset();
+    onClose();
+  };
   return (
     <Dialog
       open={open}
-      onClose={onClose}
+      onClose={close}
       title={title}
       description={description}
       footer={
         <>
-          <Button variant="secondary" onClick={onClose}>
+          <Button variant="secondary" onClick={close}>
             Cancel
           </Button>
-          <Button variant="danger" busy={busy} onClick={onConfirm}>
+          <Button variant="danger" busy={mutations.some((m) => m.isPending)} onClick={onConfirm}>
             {confirmLabel}
           </Button>
         </>
       }
     >
-      {error ? <FormAlert message={error} /> : null}
+      {failed ? <FormAlert message={messageOf(failed.error)} /> : null}
     </Dialog>
   );
 }
