@@ -1,6 +1,6 @@
 // Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
 // attempts; and the Planton-managed state of each component.
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./common";
 import { infraComponents } from "./components";
 import { organizations } from "./organizations";
@@ -101,6 +101,8 @@ export const artifacts = pgTable(
     sha256: text("sha256").notNull(),
     size: integer("size").notNull(),
     content: text("content").notNull(),
+    /** Content is AES-256-GCM ciphertext (base64 of iv | tag | ciphertext); sha256 and size are of the plaintext. */
+    encrypted: boolean("encrypted").notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [index("artifacts_job_idx").on(t.jobId)],
@@ -117,6 +119,8 @@ export const approvals = pgTable(
     userId: text("user_id"),
     userLabel: text("user_label").notNull(),
     planSha256: text("plan_sha256"),
+    /** The approver's words (`planton infra job resume -m "…"`). */
+    message: text("message").notNull().default(""),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("approvals_job_pause_uq").on(t.jobId, t.pauseOrdinal)],

@@ -17,6 +17,8 @@ export const runners = pgTable(
     capacity: integer("capacity").notNull().default(2),
     version: text("version"),
     lastSeenAt: ts("last_seen_at"),
+    /** A revoked runner's claims, heartbeats and job credentials are refused. */
+    revokedAt: ts("revoked_at"),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("runners_scope_name_uq").on(t.scopeKey, t.name)],

@@ -1,6 +1,7 @@
-import { pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./common";
-import { organizations } from "./organizations";
+import { authorizationScopeEnum } from "./connections";
+import { environments, organizations } from "./organizations";
 
 export const secrets = pgTable(
   "secrets",
@@ -11,6 +12,10 @@ export const secrets = pgTable(
     description: text("description").notNull().default(""),
     /** AES-256-GCM: base64 of iv | tag | ciphertext. Never returned in clear. */
     valueEncrypted: text("value_encrypted").notNull(),
+    /** Set on a secret a job generated from a sensitive output: the component it belongs to. */
+    componentId: text("component_id"),
+    /** organization: every job of the organization may use it; environment: only jobs in secret_environments. */
+    scope: authorizationScopeEnum("scope").notNull().default("organization"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -25,8 +30,30 @@ export const variables = pgTable(
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
     value: text("value").notNull(),
+    /** organization: every job of the organization may use it; environment: only jobs in variable_environments. */
+    scope: authorizationScopeEnum("scope").notNull().default("organization"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [uniqueIndex("variables_org_name_uq").on(t.orgId, t.name)],
+);
+
+/** The environments whose jobs may use an environment-scoped secret. */
+export const secretEnvironments = pgTable(
+  "secret_environments",
+  {
+    secretId: text("secret_id").notNull().references(() => secrets.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.secretId, t.environmentId] })],
+);
+
+/** The environments whose jobs may use an environment-scoped variable. */
+export const variableEnvironments = pgTable(
+  "variable_environments",
+  {
+    variableId: text("variable_id").notNull().references(() => variables.id, { onDelete: "cascade" }),
+    environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.variableId, t.environmentId] })],
 );
