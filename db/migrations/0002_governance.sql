@@ -19,6 +19,4 @@ ALTER TABLE "artifacts" ADD COLUMN "encrypted" boolean DEFAULT false NOT NULL;--
 ALTER TABLE "secret_environments" ADD CONSTRAINT "secret_environments_secret_id_secrets_id_fk" FOREIGN KEY ("secret_id") REFERENCES "public"."secrets"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "secret_environments" ADD CONSTRAINT "secret_environments_environment_id_environments_id_fk" FOREIGN KEY ("environment_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "variable_environments" ADD CONSTRAINT "variable_environments_variable_id_variables_id_fk" FOREIGN KEY ("variable_id") REFERENCES "public"."variables"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "variable_environments" ADD CONSTRAINT "variable_environments_environment_id_environments_id_fk" FOREIGN KEY ("environment_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
--- Data: generated secrets (sensitive outputs) move to names that cannot collide across environments.
--- (filled in by the secrets work below this line)
+ALTER TABLE "variable_environments" ADD CONSTRAINT "variable_environments_environment_id_environments_id_fk" FOREIGN KEY ("environment_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;
