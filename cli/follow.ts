@@ -63,7 +63,7 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
   out();
   const result = (STATUS_WORD[job.result] ?? ((s: string) => s))(job.result);
   out(c.bold(`Job ${job.id} ${job.status === "completed" ? "completed" : job.status}: ${result}`) + c.dim(`  (${job.operation} of ${job.componentName} in ${job.environment}${job.completedAt ? `, ${duration(job.createdAt, job.completedAt)}` : ""})`));
-  if (job.reason && job.result !== "succeeded") out(`  ${job.reason}`);
+  if (job.reason) out(`  ${job.reason}`);
   out(c.bold("Operations:"));
   const rows = job.steps.map((s) => {
     const sum = summaries.get(s.step);

@@ -124,12 +124,17 @@ export function infraJobCommand(): Command {
   withRunFlags(
     job
       .command("resume")
-      .description("Resume (approve) a paused job: shows its plan's counts and checksum, and approves exactly that plan")
+      .description("Resume (approve) a paused job: shows its plan's counts and checksum, and approves exactly that plan; -m records why on the approval")
       .argument("<infra-job-id>", "the paused Infra Job to resume"),
   )
-    .addHelpText("after", example("planton infra job resume job_01J… --tail"))
+    .addHelpText("after", example("planton infra job resume job_01J… --tail", 'planton infra job resume job_01J… -m "reviewed with the DBA"'))
     .action(async (jobId: string, o: RunFlags) => {
       const api = client();
+      const current = await api.jobs.get(jobId);
+      // Refuse before showing a plan as if approving it.
+      if (current.status !== "awaiting_approval") {
+        throw new Refusal(`Nothing was approved: job ${jobId} is ${current.status}${current.status === "completed" ? ` (${current.result})` : ""}, not waiting for approval.`);
+      }
       let plan: PlanReview | null = null;
       try {
         plan = await api.jobs.getPlan(jobId);
@@ -141,8 +146,8 @@ export function infraJobCommand(): Command {
         printPlanCounts(plan);
         if (o.showStackDiff) await printStackDiff(api, jobId);
       }
-      const { eventSeq } = await api.jobs.get(jobId);
-      const { job: row } = await api.jobs.resume(jobId, plan ? { expectedChecksum: plan.checksum } : {});
+      const { eventSeq } = current;
+      const { job: row } = await api.jobs.resume(jobId, { ...(plan ? { expectedChecksum: plan.checksum } : {}), ...(o.versionMessage ? { message: o.versionMessage } : {}) });
       out(`Resumed Infra Job ${c.bold(row.id)}${plan ? ` with plan sha256 ${plan.checksum}` : ""}: ${row.status}`);
       if (!o.tail) return out(`Follow it: planton infra job stream-progress-events ${row.id}`);
       // Follow from the approval on: what ran before it was reviewed already.

@@ -107,14 +107,19 @@ export function JobDetail({ id }: { id: string }) {
       </dl>
 
       {j.status === "running" && j.cancelRequestedAt && (
-        <Banner tone="amber">Cancel requested by {j.cancelRequestedBy ?? "someone"}: the running step finishes, then the remaining steps are marked cancelled.</Banner>
+        <Banner tone="amber">
+          Cancel requested by {j.cancelRequestedBy ?? "someone"}:{" "}
+          {j.steps.some((s) => s.status === "queued")
+            ? "the running step finishes, then the remaining steps are marked cancelled."
+            : "the running step is the last one; it finishes, and with nothing left to stop the job ends as that step does."}
+        </Banner>
       )}
       {j.status === "awaiting_approval" && (
         <Banner tone="amber">
           {j.startedAt ? "Paused for approval after the preview: review the plan, then approve to apply it." : "Held by manual start: nothing runs until someone approves."}
         </Banner>
       )}
-      {j.reason && j.status === "completed" && j.result !== "succeeded" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{j.reason}</Banner>}
+      {j.reason && j.status === "completed" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{j.reason}</Banner>}
 
       {!preflight.passed && (
         <Card className="mb-6 ring-rose-300" title={<span className="flex items-center gap-2 text-rose-800"><AlertTriangle className="h-5 w-5" /> Preflight failed: nothing ran</span>} description="Each failing essential says what is missing and how to fix it. Fix it, then rerun this job.">
@@ -147,6 +152,7 @@ export function JobDetail({ id }: { id: string }) {
                       the plan <code className="rounded bg-slate-100 px-1 text-xs">{a.planSha256.slice(0, 16)}…</code>
                     </>
                   )}
+                  {a.message && <q className="ml-1 text-slate-600">{a.message}</q>}
                 </li>
               ))}
             </ul>

@@ -134,7 +134,7 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       create: (componentId: string, input: CreateJobRequest) => post<CreatedJob>(`/components/${q(componentId)}/jobs`, input),
       get: (jobId: string) => get<InfraJob>(`/jobs/${q(jobId)}`),
       cancel: (jobId: string) => post<CreatedJob>(`/jobs/${q(jobId)}/cancel`),
-      resume: (jobId: string, input: { expectedChecksum?: string } = {}) => post<{ job: CreatedJob; approval: { id: string; planSha256: string | null } }>(`/jobs/${q(jobId)}/resume`, input),
+      resume: (jobId: string, input: { expectedChecksum?: string; message?: string } = {}) => post<{ job: CreatedJob; approval: { id: string; planSha256: string | null; message: string } }>(`/jobs/${q(jobId)}/resume`, input),
       rerun: (jobId: string, input: { versionMessage?: string } = {}) => post<CreatedJob>(`/jobs/${q(jobId)}/rerun`, input),
       getIacInput: (jobId: string) => get<Record<string, unknown>>(`/jobs/${q(jobId)}/iac-input`),
       getPlan: (jobId: string) => get<PlanReview>(`/jobs/${q(jobId)}/plan`),

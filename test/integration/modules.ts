@@ -29,6 +29,16 @@ resource "terraform_data" "b" {
   input = terraform_data.a.output
 }
 `,
+  /** One file named after the component: what an update makes and a destroy removes. */
+  marker: `
+variable "name" {
+  type = string
+}
+resource "local_file" "marker" {
+  filename = "markers/\${var.name}.txt"
+  content  = "made by \${var.name}"
+}
+`,
   importable: `
 resource "local_file" "existing" {
   filename = "imported/readme.txt"

@@ -6,6 +6,7 @@ import type { Database } from "@/db/client";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
+import { REASONS } from "./lifecycle";
 import { endRemainingSteps, lockJob, moveJob } from "./transitions";
 import { infraJobs } from "@/db/schema";
 
@@ -34,8 +35,8 @@ export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof 
       });
       return row;
     }
-    await endRemainingSteps(tx, jobId, "cancel", `cancelled by ${actor.label}`);
-    const row = await moveJob(tx, job, "cancel", { reason: `Cancelled by ${actor.label} while ${job.status === "queued" ? "queued" : "waiting for approval"}; nothing more ran.`, cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
+    await endRemainingSteps(tx, jobId, "cancel", REASONS.cancelledBy(actor.label));
+    const row = await moveJob(tx, job, "cancel", { reason: REASONS.cancelledWhile(actor.label, job.status), cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
     await recordAudit(tx, actor, { action: "job.cancel", targetType: "infra_job", targetId: jobId, summary: `Cancelled ${job.status} job ${jobId}` });
     return row;
   });

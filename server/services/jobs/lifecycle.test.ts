@@ -7,7 +7,9 @@ import {
   JOB_EVENTS,
   STEP_EVENTS,
   afterStep,
+  approvalGatesChanges,
   isOperation,
+  PREVIEW_KEPT_FOR_APPROVAL,
   jobTransition,
   planFailedPreflight,
   planJob,
@@ -62,8 +64,26 @@ describe("job steps per operation, edited by flow control", () => {
     expect(names(planJob("preview", pause))).toEqual(["init", "refresh", "preview"]);
     expect(names(planJob("destroy_preview", pause))).toEqual(["init", "refresh", "preview"]);
     expect(names(planJob("import", pause))).toEqual(["init", "import", "refresh"]);
-    // Without a preview there is no plan to approve, so there is no pause either.
-    expect(names(planJob("update", { ...pause, previewBeforeApply: false }))).toEqual(["init", "refresh", "apply"]);
+    // An approval is bound to a plan: the pause keeps the preview that preview_before_apply would drop.
+    const kept = planJob("update", { ...pause, previewBeforeApply: false });
+    expect(names(kept)).toEqual(["init", "refresh", "preview|", "apply"]);
+    expect(kept.steps[2]!.reason).toBe(PREVIEW_KEPT_FOR_APPROVAL);
+    expect(names(planJob("destroy", { ...pause, previewBeforeApply: false }))).toEqual(["init", "refresh", "preview|", "destroy"]);
+  });
+
+  it("no combination of the five toggles reaches an apply or destroy without a paused preview before it when pause_before_apply is on", () => {
+    const bools = [false, true];
+    for (const manualStart of bools) for (const skipRefresh of bools) for (const previewBeforeApply of bools) for (const pauseBeforeApply of bools) for (const protectDeletes of bools) {
+      const policy = { manualStart, skipRefresh, previewBeforeApply, pauseBeforeApply, protectDeletes };
+      for (const op of ["update", "destroy"] as const) {
+        const steps = planJob(op, policy).steps;
+        const change = steps.findIndex((s) => s.step === "apply" || s.step === "destroy");
+        expect(change, `${op} ${JSON.stringify(policy)}`).toBeGreaterThan(0);
+        expect(approvalGatesChanges(op, policy)).toBe(pauseBeforeApply);
+        if (pauseBeforeApply) expect(steps[change - 1], `${op} ${JSON.stringify(policy)}`).toMatchObject({ step: "preview", pauseAfter: true, status: "queued" });
+        else expect(steps.some((s) => s.pauseAfter)).toBe(false);
+      }
+    }
   });
 
   it("a failed preflight ends the job failed with every step skipped", () => {
@@ -145,6 +165,9 @@ describe("after a step ends", () => {
     expect(afterStep({ result: "failed", cancelRequested: true, pauseAfter: false, remaining: 1 })).toEqual({ job: "finish_cancelled", rest: "cancel" });
     expect(afterStep({ result: "failed", cancelRequested: false, pauseAfter: true, remaining: 1 })).toEqual({ job: "fail", rest: "skip" });
     expect(afterStep({ result: "succeeded", cancelRequested: false, pauseAfter: true, remaining: 0 })).toEqual({ job: "succeed" });
+    // A cancel during the last step has nothing left to stop: the job ends as the step did.
+    expect(afterStep({ result: "succeeded", cancelRequested: true, pauseAfter: false, remaining: 0 })).toEqual({ job: "succeed", cancelTooLate: true });
+    expect(afterStep({ result: "failed", cancelRequested: true, pauseAfter: false, remaining: 0 })).toEqual({ job: "fail", rest: "skip" });
     expect(afterStep({ result: "succeeded", cancelRequested: false, pauseAfter: true, remaining: 1 })).toEqual({ job: "pause" });
     expect(afterStep({ result: "succeeded", cancelRequested: false, pauseAfter: false, remaining: 2 })).toEqual({ job: "continue" });
   });

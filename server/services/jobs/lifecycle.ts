@@ -51,21 +51,39 @@ export interface JobPlan {
   initial: Phase;
 }
 
-/** The job's steps for an operation, edited by the resolved flow-control policy. */
+/** Steps that change infrastructure: the ones an approval gate stands before. */
+export const CHANGING_STEPS: readonly StepName[] = ["apply", "destroy"];
+
+const changesInfrastructure = (operation: JobOperationKind) => OPERATION_STEPS[operation].some((s) => CHANGING_STEPS.includes(s));
+
+/**
+ * Whether an apply or destroy step may start only after an approval bound to a plan checksum.
+ * The one rule every path (claim, step start, resume) asks: pause_before_apply on an update or destroy.
+ */
+export const approvalGatesChanges = (operation: JobOperationKind, policy: PolicyToggles) => changesInfrastructure(operation) && policy.pauseBeforeApply;
+
+export const PREVIEW_KEPT_FOR_APPROVAL = "kept although preview_before_apply is off: pause_before_apply approves a plan, so a preview makes one";
+
+/**
+ * The job's steps for an operation, edited by the resolved flow-control policy.
+ * pause_before_apply forces the preview: an approval is bound to the checksum of the plan it
+ * approves, so there is never an apply behind a gate without a plan in front of it.
+ */
 export function planJob(operation: JobOperationKind, policy: PolicyToggles): JobPlan {
   let names = OPERATION_STEPS[operation];
-  const changes = operation === "update" || operation === "destroy";
-  if (changes && !policy.previewBeforeApply) names = names.filter((s) => s !== "preview");
+  const changes = changesInfrastructure(operation);
+  const gated = approvalGatesChanges(operation, policy);
+  if (changes && !policy.previewBeforeApply && !gated) names = names.filter((s) => s !== "preview");
   const steps = names.map((step, ordinal): PlannedStep => {
     const skipped = step === "refresh" && policy.skipRefresh;
+    const kept = step === "preview" && gated && !policy.previewBeforeApply;
     return {
       step,
       ordinal,
       status: skipped ? "completed" : "queued",
       result: skipped ? "skipped" : "tbd",
-      reason: skipped ? "skip_refresh is on in the flow-control policy" : null,
-      // Only a preview that something is applied from can pause: there is a plan to review.
-      pauseAfter: step === "preview" && changes && policy.pauseBeforeApply,
+      reason: skipped ? "skip_refresh is on in the flow-control policy" : kept ? PREVIEW_KEPT_FOR_APPROVAL : null,
+      pauseAfter: step === "preview" && gated,
     };
   });
   return { steps, initial: { status: policy.manualStart ? "awaiting_approval" : "queued", result: "tbd" } };
@@ -147,15 +165,32 @@ export const ALL_PHASES: Phase[] = (["queued", "running", "awaiting_approval", "
 export type AfterStep =
   | { job: "continue" }
   | { job: "pause" }
-  | { job: "succeed" }
+  | { job: "succeed"; cancelTooLate?: true }
   | { job: "fail"; rest: "skip" }
   | { job: "finish_cancelled"; rest: "cancel" };
 
-/** Decides the job's next move once a step has finished, from the step's result and whether cancel was asked for. */
+/**
+ * Decides the job's next move once a step has finished, from the step's result and whether cancel
+ * was asked for. A cancel that arrives while the last step runs has nothing left to stop: the job
+ * ends as that step did, and its record says the cancel came too late.
+ */
 export function afterStep(opts: { result: "succeeded" | "failed"; cancelRequested: boolean; pauseAfter: boolean; remaining: number }): AfterStep {
+  if (opts.cancelRequested && opts.remaining === 0) return opts.result === "failed" ? { job: "fail", rest: "skip" } : { job: "succeed", cancelTooLate: true };
   if (opts.cancelRequested) return { job: "finish_cancelled", rest: "cancel" };
   if (opts.result === "failed") return { job: "fail", rest: "skip" };
   if (opts.remaining === 0) return { job: "succeed" };
   if (opts.pauseAfter) return { job: "pause" };
   return { job: "continue" };
 }
+
+// ── Reasons, worded once ───────────────────────────────────────────────────────────────────────
+export const REASONS = {
+  cancelledBy: (who: string | null) => `cancelled by ${who ?? "a user"}`,
+  cancelledWhile: (who: string, status: string) => `Cancelled by ${who} while ${status === "queued" ? "queued" : "waiting for approval"}; nothing more ran.`,
+  cancelledRest: (who: string | null) => `Cancelled by ${who ?? "a user"}; the remaining operations did not run.`,
+  cancelledAfter: (who: string | null, step: string, result: string) => `Cancelled by ${who ?? "a user"}: ${step} finished (${result}); the remaining operations did not run.`,
+  cancelTooLate: (who: string | null, step: string) =>
+    `Succeeded: the cancel asked for by ${who ?? "a user"} came too late; ${step}, the last operation, was already running and finished, so there was nothing left to stop.`,
+  earlierFailed: (step: string) => `${step} failed`,
+  awaitingApproval: (sha256: string | undefined, next: string | undefined) => `Waiting for approval of the plan (sha256 ${sha256 ?? "unknown"}) before ${next ?? "the next step"}.`,
+};

@@ -14,6 +14,8 @@ export const resumeJobInput = z.object({
   jobId: z.string().min(1),
   /** SHA-256 of the plan the approver reviewed; required when the job paused after a preview. */
   expectedChecksum: z.string().optional(),
+  /** The approver's words, kept on the approval and in the audit record. */
+  message: z.string().trim().max(500, { error: "Keep the approval message under 500 characters" }).default(""),
 });
 
 export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof resumeJobInput>) {
@@ -43,15 +45,15 @@ export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof 
       }
       const [approval] = await tx
         .insert(approvals)
-        .values({ id: newId("approval"), jobId: job.id, pauseOrdinal: next?.ordinal ?? steps.length, userId: actor.userId, userLabel: actor.label, planSha256: plan?.sha256 ?? null })
+        .values({ id: newId("approval"), jobId: job.id, pauseOrdinal: next?.ordinal ?? steps.length, userId: actor.userId, userLabel: actor.label, planSha256: plan?.sha256 ?? null, message: input.message })
         .returning();
       const row = await moveJob(tx, job, "approve", { pausedAt: job.pausedAt });
       await recordAudit(tx, actor, {
         action: "job.approve",
         targetType: "infra_job",
         targetId: job.id,
-        summary: plan ? `Approved job ${job.id} to carry on with ${next?.step ?? "its next step"} from plan sha256 ${plan.sha256}` : `Started job ${job.id} (manual start)`,
-        changes: { approvalId: approval.id, planSha256: plan?.sha256 ?? null },
+        summary: (plan ? `Approved job ${job.id} to carry on with ${next?.step ?? "its next step"} from plan sha256 ${plan.sha256}` : `Started job ${job.id} (manual start)`) + (input.message ? `: “${input.message}”` : ""),
+        changes: { approvalId: approval.id, planSha256: plan?.sha256 ?? null, message: input.message },
       });
       return { job: row, approval };
     });

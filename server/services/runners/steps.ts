@@ -1,13 +1,22 @@
 // A runner reports each step's start and finish; the server decides what the job does next
 // (continue, pause for approval, complete, or finish cancelled) through the lifecycle.
-import type { Database } from "@/db/client";
-import type { StepFinishResponse, StepName, StepStartResponse } from "@/lib/runner-protocol";
+import { and, eq } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
+import { approvals, infraJobs } from "@/db/schema";
+import type { JobOperationKind, StepFinishResponse, StepName, StepStartResponse } from "@/lib/runner-protocol";
 import { stepFinishRequest } from "@/lib/runner-protocol";
 import type { z } from "zod";
-import { conflict } from "../../errors";
-import { afterStep } from "../jobs/lifecycle";
+import { conflict, PlantonError } from "../../errors";
+import { afterStep, approvalGatesChanges, CHANGING_STEPS, REASONS } from "../jobs/lifecycle";
+import type { PolicyToggles } from "../settings/flow-control";
+import { appendEvents } from "../jobs/events";
 import { endRemainingSteps, lockJob, moveJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";
+
+async function clearOutputs(tx: Queryable, jobId: string) {
+  await tx.update(infraJobs).set({ outputs: {} }).where(eq(infraJobs.id, jobId));
+  await appendEvents(tx, jobId, [{ operation: "destroy", type: "outputs", payload: { outputs: {} } }]);
+}
 
 function assertHolds(job: JobRow | undefined, access: JobAccess): asserts job is JobRow {
   if (!job || job.currentAttemptId !== access.attemptId) {
@@ -26,13 +35,25 @@ export async function startStep(db: Database, access: JobAccess, step: StepName,
     const running = steps.find((s) => s.status === "running");
     if (running?.step === step) return { proceed: true }; // a retried start
     if (job.cancelRequestedAt) {
-      await endRemainingSteps(tx, job.id, "cancel", `cancelled by ${job.cancelRequestedBy ?? "a user"}`);
-      await moveJob(tx, job, "finish_cancelled", { reason: `Cancelled by ${job.cancelRequestedBy ?? "a user"}; the remaining operations did not run.` });
+      await endRemainingSteps(tx, job.id, "cancel", REASONS.cancelledBy(job.cancelRequestedBy));
+      await moveJob(tx, job, "finish_cancelled", { reason: REASONS.cancelledRest(job.cancelRequestedBy) });
       return { proceed: false };
     }
     const next = steps.find((s) => s.status === "queued");
     if (running || !next || next.step !== step) {
       throw conflict(`Nothing was started: the next step of job ${job.id} is ${running ? `${running.step} (still running)` : (next?.step ?? "none")}, not ${step}.`);
+    }
+    if (CHANGING_STEPS.includes(step) && approvalGatesChanges(job.operation as JobOperationKind, job.policy as PolicyToggles)) {
+      // The gate holds whatever the runner does: no apply or destroy without an approval of this job's reviewed plan.
+      const preview = [...steps].reverse().find((s) => s.step === "preview" && s.result === "succeeded" && s.plan);
+      const [approval] = await tx.select().from(approvals).where(and(eq(approvals.jobId, job.id), eq(approvals.pauseOrdinal, next.ordinal)));
+      const reviewed = (preview?.plan as { sha256?: string } | null)?.sha256;
+      if (!approval?.planSha256 || !reviewed || approval.planSha256 !== reviewed) {
+        throw new PlantonError(
+          "PRECONDITION_FAILED",
+          `Nothing was started: ${step} of job ${job.id} needs an approval of its reviewed plan first (flow control pauses before apply). Approve the job in the console or with planton infra job resume ${job.id}.`,
+        );
+      }
     }
     await moveStep(tx, next, "start");
     return { proceed: true };
@@ -53,24 +74,26 @@ export async function finishStep(db: Database, access: JobAccess, step: StepName
     }
     const reason = body.result === "failed" ? (body.reason ?? `${step} failed`) : null;
     await moveStep(tx, current, body.result === "succeeded" ? "succeed" : "fail", { reason, ...(body.plan ? { plan: body.plan } : {}) });
+    // What a destroy removed has no outputs any more, whatever an earlier step of the job reported.
+    if (step === "destroy" && body.result === "succeeded") await clearOutputs(tx, job.id);
     const remaining = steps.filter((s) => s.status === "queued").length;
     const next = afterStep({ result: body.result, cancelRequested: !!job.cancelRequestedAt, pauseAfter: current.pauseAfter === 1, remaining });
     switch (next.job) {
       case "continue":
         return { next: "continue" };
       case "pause":
-        await moveJob(tx, job, "pause", { reason: `Waiting for approval of the plan (sha256 ${body.plan?.sha256 ?? "unknown"}) before ${steps.find((s) => s.status === "queued")?.step}.` });
+        await moveJob(tx, job, "pause", { reason: REASONS.awaitingApproval(body.plan?.sha256, steps.find((s) => s.status === "queued")?.step) });
         return { next: "stop" };
       case "succeed":
-        await moveJob(tx, job, "succeed", { reason: null });
+        await moveJob(tx, job, "succeed", { reason: next.cancelTooLate ? REASONS.cancelTooLate(job.cancelRequestedBy, step) : null });
         return { next: "stop" };
       case "fail":
-        await endRemainingSteps(tx, job.id, "skip", `${step} failed`);
+        await endRemainingSteps(tx, job.id, "skip", REASONS.earlierFailed(step));
         await moveJob(tx, job, "fail", { reason: `${step} failed: ${reason}` });
         return { next: "stop" };
       case "finish_cancelled":
-        await endRemainingSteps(tx, job.id, "cancel", `cancelled by ${job.cancelRequestedBy ?? "a user"}`);
-        await moveJob(tx, job, "finish_cancelled", { reason: `Cancelled by ${job.cancelRequestedBy ?? "a user"}: ${step} finished (${body.result}); the remaining operations did not run.` });
+        await endRemainingSteps(tx, job.id, "cancel", REASONS.cancelledBy(job.cancelRequestedBy));
+        await moveJob(tx, job, "finish_cancelled", { reason: REASONS.cancelledAfter(job.cancelRequestedBy, step, body.result) });
         return { next: "stop" };
     }
   });

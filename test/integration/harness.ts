@@ -1,0 +1,118 @@
+// What every end-to-end job suite needs: the built console on a real Postgres, real runner processes
+// with the builtin engine, a seeded organization whose local connection writes under a temp folder,
+// and an engineer's typed client. One suite, one stack; `close()` takes it all down.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { catalogKinds, flowControlPolicies, iacModules } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import type { Role } from "../../lib/roles";
+import type { ProgressEvent } from "../../lib/runner-protocol";
+import { createComponent } from "../../server/services/components/create-component";
+import { ensureHostedRunner } from "../../server/services/runners/register-runner";
+import { createApiToken } from "../../server/services/settings/api-tokens";
+import type { PolicyToggles } from "../../server/services/settings/flow-control";
+import { apiClient, type ApiClient } from "../api-client";
+import { startConsoleServer, type ConsoleServer } from "../console-server";
+import { createTestDatabase, type TestDatabase } from "../database";
+import { seedTestOrg, type TestOrg } from "../fixtures";
+import { MODULES, writeModule } from "./modules";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+export type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
+export type RunnerProcess = ChildProcess & { log: () => string };
+
+export interface JobStack {
+  t: TestDatabase;
+  org: TestOrg;
+  server: ConsoleServer;
+  /** The engineer's client. */
+  api: ApiClient;
+  /** A client for another role (API tokens are made per call). */
+  as: (role: Role) => Promise<ApiClient>;
+  /** The local connection's root: where jobs write their files. */
+  infraRoot: string;
+  file: (...p: string[]) => string;
+  ids: Record<string, string>;
+  startRunner: (name: string, capacity?: number) => Promise<RunnerProcess>;
+  runners: RunnerProcess[];
+  component: (name: string, environment: string, kind: string, spec: Record<string, unknown>) => Promise<string>;
+  registerKind: (kind: string, moduleName: keyof typeof MODULES, fields?: object[]) => Promise<void>;
+  /** A flow-control policy on one component (the most specific selector: it wins whole). */
+  componentPolicy: (componentName: string, toggles: Partial<PolicyToggles>) => Promise<void>;
+  run: (component: string, operation: string, extra?: Record<string, unknown>) => Promise<{ id: string; status: string }>;
+  waitFor: (id: string, done: (j: Job) => boolean) => Promise<Job>;
+  finished: (id: string) => Promise<Job>;
+  events: (jobId: string) => Promise<ProgressEvent[]>;
+  close: () => Promise<void>;
+}
+
+export const stepsOf = (j: Job) => j.steps.map((s) => `${s.step}:${s.status}/${s.result}`);
+
+export async function startJobStack(opts: { env?: Record<string, string> } = {}): Promise<JobStack> {
+  const t = await createTestDatabase();
+  const infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-infra-"));
+  const org = await seedTestOrg(t.db, { localRoot: infraRoot });
+  const server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4", ...opts.env } });
+  const as = async (role: Role) => apiClient(server.url, (await createApiToken(t.db, org.actor(role), { name: `integration-${role}-${newId("apiToken")}` })).token);
+  const api = await as("engineer");
+  const ids: Record<string, string> = {};
+  const runners: RunnerProcess[] = [];
+
+  const stack: JobStack = {
+    t,
+    org,
+    server,
+    api,
+    as,
+    infraRoot,
+    ids,
+    runners,
+    file: (...p) => path.join(infraRoot, ...p),
+    async startRunner(name, capacity = 2) {
+      const { token } = await ensureHostedRunner(t.db, name, capacity);
+      const child = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
+        cwd: root,
+        env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
+        stdio: ["ignore", "pipe", "pipe"],
+      }) as RunnerProcess;
+      let log = "";
+      child.stdout!.on("data", (d) => (log += d));
+      child.stderr!.on("data", (d) => (log += d));
+      child.log = () => log;
+      runners.push(child);
+      return child;
+    },
+    async component(name, environment, kind, spec) {
+      ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
+      return ids[name];
+    },
+    async registerKind(kind, moduleName, fields = []) {
+      const source = writeModule(infraRoot, moduleName);
+      await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind, title: kind, provider: "local", specSchema: { fields } });
+      await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: moduleName, provisioner: "builtin", version: "0.1.0", source });
+    },
+    async componentPolicy(componentName, toggles) {
+      await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids[componentName], ...toggles });
+    },
+    run: (component, operation, extra = {}) => api.jobs.create.mutate({ org: org.slug, componentId: ids[component], operation: operation as "preview", ...extra }),
+    async waitFor(id, done) {
+      for (;;) {
+        const job = await api.jobs.get.query({ org: org.slug, id });
+        if (done(job)) return job;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    },
+    finished: (id) => stack.waitFor(id, (j) => j.status === "completed"),
+    events: async (jobId) => (await api.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 })) as ProgressEvent[],
+    async close() {
+      for (const r of runners) r.kill("SIGKILL");
+      await server.stop();
+      await t.close();
+      fs.rmSync(infraRoot, { recursive: true, force: true });
+    },
+  };
+  return stack;
+}
