@@ -26,15 +26,31 @@ const STATUS_WORD: Record<string, (s: string) => string> = {
   skipped: c.dim,
 };
 
+/** What a followed job has already said: a failure's reason is printed once, not at every level that repeats it. */
+export class Said {
+  private seen: string[] = [];
+  add(...texts: (string | undefined)[]): void {
+    for (const t of texts) if (t) this.seen.push(t);
+  }
+  /** The reason, or nothing when an earlier line already said it. */
+  fresh(reason: unknown): string | undefined {
+    if (typeof reason !== "string" || !reason) return undefined;
+    if (this.seen.some((t) => reason.includes(t))) return undefined;
+    this.seen.push(reason);
+    return reason;
+  }
+}
+
 /** Prints one job's progress from `after` until it completes; answers the completed job. */
 export async function followJob(api: PlantonClient, jobId: string, show: ShowOptions, opts: { after?: number } = {}): Promise<InfraJob> {
   const summaries = new Map<string, Summary>();
   const changed = new Map<string, { action: string; phase: string; operation: string | null }>();
   let outputs: Record<string, { value: unknown; sensitive: boolean }> | null = null;
   let diffShown = false;
+  const said = new Said();
 
   for await (const e of api.jobs.streamEvents(jobId, { after: opts.after })) {
-    printEvent(e);
+    printEvent(e, said);
     if (e.type === "summary" && e.operation) summaries.set(e.operation, e.payload as unknown as Summary);
     if (e.type === "outputs") outputs = (e.payload as { outputs: typeof outputs }).outputs;
     if (e.type === "resource") {
@@ -63,7 +79,8 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
   out();
   const result = (STATUS_WORD[job.result] ?? ((s: string) => s))(job.result);
   out(c.bold(`Job ${job.id} ${job.status === "completed" ? "completed" : job.status}: ${result}`) + c.dim(`  (${job.operation} of ${job.componentName} in ${job.environment}${job.completedAt ? `, ${duration(job.createdAt, job.completedAt)}` : ""})`));
-  if (job.reason) out(`  ${job.reason}`);
+  const reason = said.fresh(job.reason);
+  if (reason) out(`  ${reason}`);
   out(c.bold("Operations:"));
   const rows = job.steps.map((s) => {
     const sum = summaries.get(s.step);
@@ -108,13 +125,14 @@ const PAST: Record<string, string> = { create: "created", update: "updated", del
 const pastTense = (action: string) => PAST[action] ?? action;
 
 /** One progress event as a line (or none). */
-export function printEvent(e: ProgressEvent): void {
+export function printEvent(e: ProgressEvent, said = new Said()): void {
   const p = e.payload as Record<string, unknown>;
   switch (e.type) {
     case "job_status": {
       if (p.status === "awaiting_approval") return; // followJob says how to resume
       const word = p.status === "completed" ? String(p.result) : String(p.status);
-      out(c.bold(`● job ${word}`) + (p.reason ? c.dim(`: ${p.reason}`) : ""));
+      const reason = said.fresh(p.reason);
+      out(c.bold(`● job ${word}`) + (reason ? c.dim(`: ${reason}`) : ""));
       return;
     }
     case "operation_status": {
@@ -123,7 +141,8 @@ export function printEvent(e: ProgressEvent): void {
       if (p.status === "queued") return;
       const result = String(p.result);
       const mark = result === "succeeded" ? c.green("✓") : result === "failed" ? c.red("✗") : c.yellow("–");
-      return out(`${mark} ${op} ${(STATUS_WORD[result] ?? ((s: string) => s))(result)}${p.reason ? c.dim(`: ${p.reason}`) : ""}`);
+      const reason = said.fresh(p.reason);
+      return out(`${mark} ${op} ${(STATUS_WORD[result] ?? ((s: string) => s))(result)}${reason ? c.dim(`: ${reason}`) : ""}`);
     }
     case "log":
       for (const line of plain(String(p.line ?? "")).split("\n")) out(`  ${c.dim("│")} ${line}`);
@@ -143,6 +162,7 @@ export function printEvent(e: ProgressEvent): void {
       return;
     }
     case "diagnostic":
+      said.add(p.summary as string | undefined, p.detail as string | undefined);
       return out(`  ${p.severity === "error" ? c.red("Error:") : c.yellow("Warning:")} ${p.summary}${p.detail ? `\n    ${String(p.detail).split("\n").join("\n    ")}` : ""}`);
     case "summary":
       return out(`  ${c.bold(String(p.command))}: ${countsText(p as unknown as Summary)}`);

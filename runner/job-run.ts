@@ -129,9 +129,11 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
       }
-      // The engine reports its own diagnostics; a failure from anywhere else gets one here.
-      if (!outcome.ok && !diagnosed) emit({ type: "diagnostic", payload: { severity: "error", summary: outcome.reason.split("\n")[0], detail: outcome.reason } });
-      if (!outcome.ok) emit({ type: "log", payload: { line: `\x1b[31m${step} failed: ${outcome.reason}\x1b[0m`, stream: "stderr" } });
+      // The engine reports its own diagnostics; a failure from anywhere else gets one here, said once.
+      if (!outcome.ok && !diagnosed) {
+        const [summary, ...rest] = outcome.reason.split("\n");
+        emit({ type: "diagnostic", payload: { severity: "error", summary, detail: rest.join("\n").trim() } });
+      }
       if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
       await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
       const finish = await job.finishStep(step, {

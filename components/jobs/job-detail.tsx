@@ -35,7 +35,10 @@ export function JobDetail({ id }: { id: string }) {
 
   const mod = moduleOf(j.preflight);
   const preflight = j.preflight as PreflightReport;
-  const failedStep = j.steps.find((s) => s.result === "failed")?.step;
+  const failed = j.steps.find((s) => s.result === "failed");
+  const failedStep = failed?.step;
+  // A step's error is shown with that step (opened below); the banner names the step instead of saying it again.
+  const banner = failed?.reason && j.reason === `${failed.step} failed: ${failed.reason}` ? `${failed.step} failed; its error is shown with the step below.` : j.reason;
 
   return (
     <>
@@ -119,7 +122,7 @@ export function JobDetail({ id }: { id: string }) {
           {j.startedAt ? "Paused for approval after the preview: review the plan, then approve to apply it." : "Held by manual start: nothing runs until someone approves."}
         </Banner>
       )}
-      {j.reason && j.status === "completed" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{j.reason}</Banner>}
+      {banner && j.status === "completed" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{banner}</Banner>}
 
       {!preflight.passed && (
         <Card className="mb-6 ring-rose-300" title={<span className="flex items-center gap-2 text-rose-800"><AlertTriangle className="h-5 w-5" /> Preflight failed: nothing ran</span>} description="Each failing essential says what is missing and how to fix it. Fix it, then rerun this job.">

@@ -1,107 +1,47 @@
 // Infra Jobs for real: the built console as its own process on a real Postgres, real runner
 // processes running the builtin engine, real files under the connection's folder.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { eq } from "drizzle-orm";
-import { catalogKinds, flowControlPolicies, iacModules, stateObjects } from "../../db/schema";
+import { flowControlPolicies, stateObjects } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import type { ProgressEvent } from "../../lib/runner-protocol";
-import { createComponent } from "../../server/services/components/create-component";
 import { environmentByName } from "../../server/services/organizations/lookup";
-import { ensureHostedRunner } from "../../server/services/runners/register-runner";
-import { createApiToken } from "../../server/services/settings/api-tokens";
-import { apiClient, type ApiClient } from "../api-client";
-import { startConsoleServer, type ConsoleServer } from "../console-server";
-import { createTestDatabase, type TestDatabase } from "../database";
-import { seedTestOrg, type TestOrg } from "../fixtures";
-import { writeModule } from "./modules";
+import { startJobStack, stepsOf, type JobStack } from "./harness";
 
-const root = path.resolve(import.meta.dirname, "../..");
-let t: TestDatabase;
-let org: TestOrg;
-let server: ConsoleServer;
-let api: ApiClient;
-let infraRoot: string;
-const runners: ChildProcess[] = [];
-const ids: Record<string, string> = {};
-
-type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
-
-async function startRunner(name: string, capacity = 2): Promise<ChildProcess> {
-  const { token } = await ensureHostedRunner(t.db, name, capacity);
-  const child = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
-    cwd: root,
-    env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  child.stdout!.on("data", (d) => (log += d));
-  child.stderr!.on("data", (d) => (log += d));
-  Object.assign(child, { log: () => log });
-  runners.push(child);
-  return child;
-}
-
-async function waitFor(id: string, done: (j: Job) => boolean): Promise<Job> {
-  for (;;) {
-    const job = await api.jobs.get.query({ org: org.slug, id });
-    if (done(job)) return job;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-const finished = (id: string) => waitFor(id, (j) => j.status === "completed");
-const stepsOf = (j: Job) => j.steps.map((s) => `${s.step}:${s.status}/${s.result}`);
-
-async function run(component: string, operation: string, extra: Record<string, unknown> = {}) {
-  return api.jobs.create.mutate({ org: org.slug, componentId: ids[component], operation: operation as "preview", ...extra });
-}
-
-async function events(jobId: string): Promise<ProgressEvent[]> {
-  return (await api.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 })) as ProgressEvent[];
-}
-
-const file = (...p: string[]) => path.join(infraRoot, ...p);
-
-async function registerKind(kind: string, moduleName: "slow" | "cyclic" | "importable", fields: object[] = []) {
-  const source = writeModule(infraRoot, moduleName);
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind, title: kind, provider: "local", specSchema: { fields } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: moduleName, provisioner: "builtin", version: "0.1.0", source });
-}
+let stack: JobStack;
+let t: JobStack["t"];
+let org: JobStack["org"];
+let api: JobStack["api"];
+let ids: JobStack["ids"];
+let runners: JobStack["runners"];
+let startRunner: JobStack["startRunner"];
+let run: JobStack["run"];
+let waitFor: JobStack["waitFor"];
+let finished: JobStack["finished"];
+let events: JobStack["events"];
+let file: JobStack["file"];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-infra-"));
-  org = await seedTestOrg(t.db, { localRoot: infraRoot });
+  stack = await startJobStack();
+  ({ t, org, api, ids, runners, startRunner, run, waitFor, finished, events, file } = stack);
   const prod = await environmentByName(t.db, org.orgId, "prod");
   await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
-  await registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
-  await registerKind("TestCycle", "cyclic");
-  await registerKind("TestImport", "importable");
-  const mk = async (name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
-    ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
-  };
-  await mk("site", "dev", "StaticSite", { site_name: "site" });
-  await mk("shop", "prod", "StaticSite", { site_name: "shop" });
-  await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
-  await mk("slow", "dev", "TestSlow", { name: "one" });
-  await mk("cycle", "dev", "TestCycle", {});
-  await mk("adopt", "dev", "TestImport", {});
-  for (let i = 0; i < 3; i++) await mk(`fleet-${i}`, "dev", "StaticSite", { site_name: `fleet-${i}` });
-
-  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
-  const { token } = await createApiToken(t.db, org.actor("engineer"), { name: "integration" });
-  api = apiClient(server.url, token);
+  await stack.registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  await stack.registerKind("TestCycle", "cyclic");
+  await stack.registerKind("TestImport", "importable");
+  await stack.component("site", "dev", "StaticSite", { site_name: "site" });
+  await stack.component("shop", "prod", "StaticSite", { site_name: "shop" });
+  await stack.component("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
+  await stack.component("slow", "dev", "TestSlow", { name: "one" });
+  await stack.component("cycle", "dev", "TestCycle", {});
+  await stack.component("adopt", "dev", "TestImport", {});
+  for (let i = 0; i < 3; i++) await stack.component(`fleet-${i}`, "dev", "StaticSite", { site_name: `fleet-${i}` });
   await startRunner("runner-a");
 }, 240_000);
 
 afterAll(async () => {
-  for (const r of runners) r.kill("SIGKILL");
-  await server?.stop();
-  await t?.close();
-  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("Infra Jobs, end to end", () => {
