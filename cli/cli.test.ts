@@ -87,6 +87,11 @@ beforeAll(async () => {
   await mk("slow", "dev", "TestSlow", { name: "one" });
   await mk("adopt", "dev", "TestImport", {});
   await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
+  // An OpenTofu module on a runner without tofu: the job fails at init, saying why once.
+  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestTofu", title: "TestTofu", provider: "local", specSchema: { fields: [] } });
+  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestTofu", name: "tofu-importable", provisioner: "tofu", version: "0.1.0", source: importable });
+  await mk("tofu-thing", "dev", "TestTofu", {});
+  await mk("idle", "dev", "StaticSite", { site_name: "idle" });
 
   server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
   token = (await createApiToken(t.db, org.actor("engineer"), { name: "cli-tests" })).token;
@@ -296,7 +301,7 @@ describe("planton CLI", () => {
     expect(follower.run.stdout).toContain(`resume it (planton infra job resume ${id})`);
     const review = await api.jobs.getPlan(id);
 
-    const r = await planton(["infra", "job", "resume", id, "--tail"]);
+    const r = await planton(["infra", "job", "resume", id, "--tail", "-m", "reviewed with the DBA"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Plan of job ${id}: sha256 ${review.checksum} (verified)`);
@@ -309,7 +314,7 @@ describe("planton CLI", () => {
     expect(r.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan/);
     expect(r.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply/);
     const job = await api.jobs.get(id);
-    expect(job.approvals[0]).toMatchObject({ planSha256: review.checksum });
+    expect(job.approvals[0]).toMatchObject({ planSha256: review.checksum, message: "reviewed with the DBA" });
 
     const followed = await follower.done;
     expect(followed.code).toBe(0);
@@ -335,6 +340,23 @@ describe("planton CLI", () => {
     const again = await planton(["infra", "job", "cancel", id]);
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(`Nothing was cancelled: job ${id} already completed (succeeded). To undo its changes, run a new job.`);
+  });
+
+  it("an engine missing on the runner is said once, and no message ends in a double period", async () => {
+    const r = await planton(["infra", "job", "create", ids["tofu-thing"], "--operation", "update", "--tail"]);
+    expect(r.code).toBe(1);
+    const said = r.stdout.split("OpenTofu is not installed on this runner").length - 1;
+    expect(said, r.stdout).toBe(1);
+    expect(r.stdout).toMatch(/✗ init failed/);
+    expect(r.stdout).not.toMatch(/\.\.(\s|$)/m);
+  });
+
+  it("resume of a job that is not paused refuses before showing any plan", async () => {
+    const done = await finished(jobIdIn((await planton(["infra", "job", "create", ids.idle, "--operation", "preview"])).stdout));
+    const r = await planton(["infra", "job", "resume", done.id, "-m", "looks fine"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(`Nothing was approved: job ${done.id} is completed (succeeded), not waiting for approval.`);
+    expect(r.stdout).not.toContain("sha256");
   });
 
   it("rerun creates a new job from a completed one and follows it", async () => {
