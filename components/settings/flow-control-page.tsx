@@ -24,7 +24,7 @@ export const TOGGLES: { name: ToggleName; label: string; explain: string }[] = [
   { name: "manualStart", label: "Manual start", explain: "A new job waits for someone to approve it before anything runs." },
   { name: "skipRefresh", label: "Skip refresh", explain: "Jobs do not re-read real resources first; faster, but drift goes unnoticed." },
   { name: "previewBeforeApply", label: "Preview before apply", explain: "Update and destroy jobs show the planned changes before making them." },
-  { name: "pauseBeforeApply", label: "Pause before apply", explain: "After a successful preview the job waits for an approval of that exact plan." },
+  { name: "pauseBeforeApply", label: "Pause before apply", explain: "Update and destroy jobs wait after their preview for an approval of that exact plan; the preview runs even with Preview before apply off, since an approval is bound to a plan's checksum." },
   { name: "protectDeletes", label: "Protect deletes", explain: "Destroy jobs and plans that delete resources are refused." },
 ];
 
