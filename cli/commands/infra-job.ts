@@ -132,16 +132,9 @@ export function infraJobCommand(): Command {
       const api = client();
       const current = await api.jobs.get(jobId);
       // Refuse before showing a plan as if approving it.
-      if (current.status !== "awaiting_approval") {
-        throw new Refusal(`Nothing was approved: job ${jobId} is ${current.status}${current.status === "completed" ? ` (${current.result})` : ""}, not waiting for approval.`);
-      }
-      let plan: PlanReview | null = null;
-      try {
-        plan = await api.jobs.getPlan(jobId);
-      } catch (e) {
-        // No saved plan (a manual-start pause before anything ran): approve without a checksum.
-        if ((e as { status?: number }).status !== 404) throw e;
-      }
+      if (!current.actions.approve.allowed) throw new Refusal(`Nothing was approved: ${current.actions.approve.why}.`);
+      // A manual-start pause has no plan yet: it is approved without a checksum.
+      const plan = current.actions.approve.gate === "plan" ? await api.jobs.getPlan(jobId) : null;
       if (plan) {
         printPlanCounts(plan);
         if (o.showStackDiff) await printStackDiff(api, jobId);

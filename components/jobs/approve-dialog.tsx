@@ -3,6 +3,7 @@ import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, ShieldCheck } from "lucide-react";
 import { toast } from "sonner";
+import type { JobActions } from "@/lib/job-actions";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
@@ -14,17 +15,16 @@ import { ACTION_SYMBOL } from "./job-ui";
 export interface ApprovableJob {
   id: string;
   status: string;
-  startedAt: Date | string | null;
   componentName: string;
   environment: string;
+  actions: JobActions;
 }
 
 /** The Approve button and its confirmation: what will be applied (counts, resources, plan checksum), then resume with that checksum. */
 export function ApproveButton({ job, size = "md" }: { job: ApprovableJob; size?: "sm" | "md" }) {
-  const org = useOrg();
   const [open, setOpen] = useState(false);
-  if (job.status !== "awaiting_approval" || !org.can("engineer")) return null;
-  const manualStart = !job.startedAt;
+  if (!job.actions.approve.allowed) return null;
+  const manualStart = job.actions.approve.gate === "manual_start";
   return (
     <>
       <Button size={size} onClick={() => setOpen(true)}>

@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Ban, RotateCcw } from "lucide-react";
 import { toast } from "sonner";
+import type { JobActions } from "@/lib/job-actions";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
@@ -15,9 +16,10 @@ interface ActionJob {
   status: string;
   cancelRequestedAt: Date | string | null;
   steps: { step: string; status: string }[];
+  actions: JobActions;
 }
 
-/** Cancel: legal until the job completes; a running job finishes its in-flight step first. */
+/** Cancel, as the job's actions allow it: a queued or paused job ends at once; a running job finishes its in-flight step first. */
 export function CancelButton({ job }: { job: ActionJob }) {
   const org = useOrg();
   const trpc = useTRPC();
@@ -34,15 +36,16 @@ export function CancelButton({ job }: { job: ActionJob }) {
       onError: (err) => setRefusal(messageOf(err)),
     }),
   );
-  if (job.status === "completed" || !org.can("engineer")) return null;
-  if (job.status === "running" && job.cancelRequestedAt) {
+  if (job.status === "running" && job.cancelRequestedAt && org.can("engineer")) {
     return (
       <Button variant="secondary" disabled>
         <Ban className="h-4 w-4" /> Cancelling…
       </Button>
     );
   }
+  if (!job.actions.cancel.allowed) return null;
   const running = job.steps.find((s) => s.status === "running");
+  const last = !job.steps.some((s) => s.status === "queued");
   return (
     <>
       <Button variant="secondary" onClick={() => (setRefusal(null), setOpen(true))}>
@@ -63,9 +66,10 @@ export function CancelButton({ job }: { job: ActionJob }) {
           </>
         }
       >
-        {job.status === "running" ? (
+        {job.actions.cancel.when === "after_step" ? (
           <p className="text-sm text-slate-700">
-            The step in flight{running ? <> (<span className="font-medium">{running.step}</span>)</> : null} runs to its end, so no resource is left half-changed. Every step after it is then marked cancelled and does not run.
+            The step in flight{running ? <> (<span className="font-medium">{running.step}</span>)</> : null} runs to its end, so no resource is left half-changed.{" "}
+            {last ? "It is the last step: with nothing left to stop, the job then ends as that step does." : "Every step after it is then marked cancelled and does not run."}
           </p>
         ) : (
           <p className="text-sm text-slate-700">The job has not {job.status === "queued" ? "started" : "carried on"} yet: it ends now as cancelled, and none of its remaining steps run.</p>
@@ -81,7 +85,7 @@ export function CancelButton({ job }: { job: ActionJob }) {
 }
 
 /** Rerun: a completed job again as a new job (fresh preflight), then open it. */
-export function RerunButton({ job }: { job: { id: string; status: string } }) {
+export function RerunButton({ job }: { job: { id: string; actions: JobActions } }) {
   const org = useOrg();
   const trpc = useTRPC();
   const router = useRouter();
@@ -96,7 +100,7 @@ export function RerunButton({ job }: { job: { id: string; status: string } }) {
       onError: (err) => toast.error(messageOf(err)),
     }),
   );
-  if (job.status !== "completed" || !org.can("engineer")) return null;
+  if (!job.actions.rerun.allowed) return null;
   return (
     <Button variant="secondary" busy={rerun.isPending} onClick={() => rerun.mutate({ org: org.slug, jobId: job.id })}>
       <RotateCcw className="h-4 w-4" /> Rerun

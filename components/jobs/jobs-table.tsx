@@ -5,6 +5,7 @@ import { cn } from "@/components/ui/cn";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { useOrg } from "@/components/shell/org-context";
+import type { JobActions } from "@/lib/job-actions";
 import { ApproveButton } from "./approve-dialog";
 import { elapsed, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
 
@@ -22,6 +23,7 @@ export interface JobSummary {
   createdAt: Date | string;
   startedAt: Date | string | null;
   completedAt: Date | string | null;
+  actions: JobActions;
 }
 
 /** Jobs as rows: those awaiting approval stand out and can be approved in place. */

@@ -1,6 +1,7 @@
 // Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
 // attempts; and the Planton-managed state of each component.
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import type { JobOperationKind, JobResult, JobStatus, StepName } from "../../lib/runner-protocol";
 import { createdAt, ts, updatedAt } from "./common";
 import { infraComponents } from "./components";
 import { organizations } from "./organizations";
@@ -12,9 +13,9 @@ export const infraJobs = pgTable(
     id: text("id").primaryKey(),
     orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
     componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
-    operation: text("operation").notNull(),
-    status: text("status").notNull(),
-    result: text("result").notNull(),
+    operation: text("operation").$type<JobOperationKind>().notNull(),
+    status: text("status").$type<JobStatus>().notNull(),
+    result: text("result").$type<JobResult>().notNull(),
     /** Why the job ended the way it did, in the product's words (preflight, runner lost, a step's failure). */
     reason: text("reason"),
     versionMessage: text("version_message").notNull().default(""),
@@ -59,10 +60,10 @@ export const jobOperations = pgTable(
   {
     id: text("id").primaryKey(),
     jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
-    step: text("step").notNull(),
+    step: text("step").$type<StepName>().notNull(),
     ordinal: integer("ordinal").notNull(),
-    status: text("status").notNull(),
-    result: text("result").notNull(),
+    status: text("status").$type<JobStatus>().notNull(),
+    result: text("result").$type<JobResult>().notNull(),
     reason: text("reason"),
     /** For a preview: `{artifactId, sha256, summary}` of the saved plan. */
     plan: jsonb("plan"),

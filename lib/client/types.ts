@@ -1,7 +1,8 @@
 // The shapes the public REST API (/api/v1) answers with, as a script sees them (dates as ISO strings).
+import type { JobActions } from "../job-actions";
 import type { JobOperationKind, JobResult, JobStatus, ProgressEvent, StepName } from "../runner-protocol";
 
-export type { ProgressEvent };
+export type { JobActions, ProgressEvent };
 
 export interface InfraJobSummary {
   id: string;
@@ -20,6 +21,8 @@ export interface InfraJobSummary {
   createdAt: string;
   startedAt: string | null;
   completedAt: string | null;
+  /** What the caller may do with the job now, and why not. */
+  actions: JobActions;
 }
 
 export interface JobOperation {
@@ -52,13 +55,13 @@ export interface InfraJob extends InfraJobSummary {
   moduleSha256: string | null;
   hasIacInput: boolean;
   steps: JobOperation[];
-  attempts: { id: string; runnerId: string; runnerName: string | null; startedAt: string; endedAt: string | null; outcome: string | null; reason: string | null }[];
-  approvals: { id: string; userLabel: string; planSha256: string | null; createdAt: string }[];
+  attempts: { id: string; runnerId: string; runnerName: string | null; startedAt: string; endedAt: string | null; exitCode: number | null; reason: string | null }[];
+  approvals: { id: string; userLabel: string; planSha256: string | null; message: string; createdAt: string }[];
   artifacts: ArtifactRef[];
 }
 
 /** Created and rerun jobs answer with the job's row (no steps). */
-export type CreatedJob = Omit<InfraJob, "steps" | "attempts" | "approvals" | "artifacts" | "componentName" | "kind" | "environment" | "hasIacInput">;
+export type CreatedJob = Omit<InfraJob, "steps" | "attempts" | "approvals" | "artifacts" | "componentName" | "kind" | "environment" | "hasIacInput" | "actions">;
 
 export interface PreflightCheck {
   essential: "module" | "credentials" | "backend" | "flow_control";

@@ -6,7 +6,7 @@ import type { Database } from "@/db/client";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
-import { REASONS } from "./lifecycle";
+import { jobActions, REASONS } from "./lifecycle";
 import { endRemainingSteps, lockJob, moveJob } from "./transitions";
 import { infraJobs } from "@/db/schema";
 
@@ -17,11 +17,10 @@ export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof 
   return db.transaction(async (tx) => {
     const job = await lockJob(tx, jobId);
     if (!job || job.orgId !== actor.orgId) throw notFound(`Infra Job ${jobId}`, "Check the id, or find it in the component's Infra Jobs tab.");
-    if (job.status === "completed") {
-      throw conflict(`Nothing was cancelled: job ${jobId} already completed (${job.result}). To undo its changes, run a new job.`);
-    }
-    if (job.status === "running") {
-      if (job.cancelRequestedAt) return job;
+    if (job.status === "running" && job.cancelRequestedAt) return job; // asked twice: one cancel
+    const { cancel } = jobActions(job, actor.role);
+    if (!cancel.allowed) throw conflict(`Nothing was cancelled: ${cancel.why}.`);
+    if (cancel.when === "after_step") {
       const [row] = await tx
         .update(infraJobs)
         .set({ cancelRequestedAt: new Date(), cancelRequestedBy: actor.label, updatedAt: new Date() })

@@ -9,6 +9,7 @@ import {
   afterStep,
   approvalGatesChanges,
   isOperation,
+  jobActions,
   PREVIEW_KEPT_FOR_APPROVAL,
   jobTransition,
   planFailedPreflight,
@@ -170,5 +171,35 @@ describe("after a step ends", () => {
     expect(afterStep({ result: "failed", cancelRequested: true, pauseAfter: false, remaining: 0 })).toEqual({ job: "fail", rest: "skip" });
     expect(afterStep({ result: "succeeded", cancelRequested: false, pauseAfter: true, remaining: 1 })).toEqual({ job: "pause" });
     expect(afterStep({ result: "succeeded", cancelRequested: false, pauseAfter: false, remaining: 2 })).toEqual({ job: "continue" });
+  });
+});
+
+describe("what a caller may do with a job", () => {
+  const job = (status: string, extra: Partial<{ result: string; startedAt: Date | null; cancelRequestedAt: Date | null }> = {}) =>
+    ({ id: "job_1", status, result: extra.result ?? (status === "completed" ? "succeeded" : "tbd"), startedAt: extra.startedAt ?? null, cancelRequestedAt: extra.cancelRequestedAt ?? null }) as Parameters<typeof jobActions>[0];
+
+  it("answers cancel, approve and rerun from the lifecycle, with the reason when not", () => {
+    expect(jobActions(job("queued"), "engineer")).toEqual({
+      cancel: { allowed: true, why: null, when: "now" },
+      approve: { allowed: false, why: "job job_1 is queued, not waiting for approval", gate: null },
+      rerun: { allowed: false, why: "job job_1 is still queued. Wait for it to complete, or cancel it, then re-run" },
+    });
+    expect(jobActions(job("running"), "engineer").cancel).toEqual({ allowed: true, why: null, when: "after_step" });
+    expect(jobActions(job("running", { cancelRequestedAt: new Date() }), "engineer").cancel).toMatchObject({ allowed: false, why: expect.stringContaining("already asked for") });
+    expect(jobActions(job("awaiting_approval"), "engineer").approve).toEqual({ allowed: true, why: null, gate: "manual_start" });
+    expect(jobActions(job("awaiting_approval", { startedAt: new Date() }), "admin").approve).toEqual({ allowed: true, why: null, gate: "plan" });
+    const done = jobActions(job("completed", { result: "failed" }), "engineer");
+    expect(done.cancel).toEqual({ allowed: false, why: "job job_1 already completed (failed). To undo its changes, run a new job", when: null });
+    expect(done.approve.why).toBe("job job_1 is completed (failed), not waiting for approval");
+    expect(done.rerun).toEqual({ allowed: true, why: null });
+  });
+
+  it("gives a viewer (and nobody) no action, saying which role is needed", () => {
+    for (const role of ["viewer", null] as const) {
+      const a = jobActions(job("awaiting_approval", { startedAt: new Date() }), role);
+      expect(a.approve).toEqual({ allowed: false, why: "steering a job needs the engineer role", gate: "plan" });
+      expect(a.cancel.allowed).toBe(false);
+      expect(jobActions(job("completed"), role).rerun).toEqual({ allowed: false, why: "steering a job needs the engineer role" });
+    }
   });
 });

@@ -2,6 +2,8 @@
 // status and result. Pure: no I/O. Every writer of job or step status goes through it.
 import type { JobOperationKind, JobResult, JobStatus, StepName } from "@/lib/runner-protocol";
 import { OPERATIONS } from "@/lib/runner-protocol";
+import type { JobActions } from "@/lib/job-actions";
+import { roleAllows, type Role } from "@/lib/roles";
 import type { PolicyToggles } from "../settings/flow-control";
 
 export interface Phase {
@@ -194,3 +196,31 @@ export const REASONS = {
   earlierFailed: (step: string) => `${step} failed`,
   awaitingApproval: (sha256: string | undefined, next: string | undefined) => `Waiting for approval of the plan (sha256 ${sha256 ?? "unknown"}) before ${next ?? "the next step"}.`,
 };
+
+// ── What a caller may do with a job now ────────────────────────────────────────────────────────
+export const ACTION_ROLE: Role = "engineer";
+
+interface ActionSubject extends Phase {
+  id: string;
+  startedAt: Date | string | null;
+  cancelRequestedAt: Date | string | null;
+}
+
+const isState = (j: ActionSubject) => `${j.status}${j.status === "completed" ? ` (${j.result})` : ""}`;
+
+/** The job's actions for a caller with `role`: the one answer the job page, the jobs list, the CLI and the services share. */
+export function jobActions(job: ActionSubject, role: Role | null): JobActions {
+  const roleWhy = role && roleAllows(role, ACTION_ROLE) ? null : `steering a job needs the ${ACTION_ROLE} role`;
+  const gate = (allowedByState: boolean, stateWhy: string) => (!allowedByState ? { allowed: false, why: stateWhy } : roleWhy ? { allowed: false, why: roleWhy } : { allowed: true, why: null });
+  const cancellable = canJob(job, "cancel") || (job.status === "running" && !job.cancelRequestedAt);
+  const cancelWhy =
+    job.status === "completed" ? `job ${job.id} already completed (${job.result}). To undo its changes, run a new job` : `a cancel of job ${job.id} was already asked for; its running step finishes first`;
+  return {
+    cancel: { ...gate(cancellable, cancelWhy), when: !cancellable ? null : job.status === "running" ? "after_step" : "now" },
+    approve: {
+      ...gate(canJob(job, "approve"), `job ${job.id} is ${isState(job)}, not waiting for approval`),
+      gate: canJob(job, "approve") ? (job.startedAt ? "plan" : "manual_start") : null,
+    },
+    rerun: gate(job.status === "completed", `job ${job.id} is still ${job.status}. Wait for it to complete, or cancel it, then re-run`),
+  };
+}

@@ -6,7 +6,9 @@ import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { approvals, artifacts, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
+import type { Role } from "@/lib/roles";
 import { notFound } from "../../errors";
+import { jobActions } from "./lifecycle";
 
 export const listJobsInput = z.object({
   componentId: z.string().optional(),
@@ -41,7 +43,7 @@ const summaryColumns = {
   completedAt: infraJobs.completedAt,
 };
 
-export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}) {
+export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}, role: Role | null = null) {
   const f = listJobsInput.parse(raw);
   const conds: (SQL | undefined)[] = [eq(infraJobs.orgId, orgId)];
   if (f.componentId) conds.push(eq(infraJobs.componentId, f.componentId));
@@ -62,7 +64,7 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
     .where(and(...conds))
     .orderBy(desc(infraJobs.createdAt), desc(infraJobs.id))
     .limit(f.limit + 1);
-  const page = rows.slice(0, f.limit);
+  const page = rows.slice(0, f.limit).map((j) => ({ ...j, actions: jobActions(j, role) }));
   const last = page[page.length - 1];
   return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
 }
@@ -99,8 +101,8 @@ async function jobRow(db: Queryable, orgId: string, id: string) {
   return row;
 }
 
-/** One job with its steps, runner attempts, approvals and artifacts (without their bytes). */
-export async function getJob(db: Queryable, orgId: string, id: string) {
+/** One job with its steps, runner attempts, approvals, artifacts (without their bytes) and what `role` may do with it now. */
+export async function getJob(db: Queryable, orgId: string, id: string, role: Role | null = null) {
   const { job, componentName, kind, environment } = await jobRow(db, orgId, id);
   const { iacInput, ...rest } = job;
   const [steps, attempts, approvalRows, artifactRows] = await Promise.all([
@@ -128,6 +130,7 @@ export async function getJob(db: Queryable, orgId: string, id: string) {
     attempts: attempts.map(({ a, runnerName }) => ({ ...a, runnerName })),
     approvals: approvalRows,
     artifacts: artifactRows,
+    actions: jobActions(job, role),
   };
 }
 

@@ -6,6 +6,7 @@ import { infraJobs } from "@/db/schema";
 import type { Actor } from "../../actor";
 import { conflict, notFound } from "../../errors";
 import { createJob } from "./create-job";
+import { jobActions } from "./lifecycle";
 
 export const rerunJobInput = z.object({ jobId: z.string().min(1), versionMessage: z.string().max(500).optional() });
 
@@ -13,7 +14,8 @@ export async function rerunJob(db: Database, actor: Actor, raw: z.input<typeof r
   const input = rerunJobInput.parse(raw);
   const [job] = await db.select().from(infraJobs).where(and(eq(infraJobs.id, input.jobId), eq(infraJobs.orgId, actor.orgId)));
   if (!job) throw notFound(`Infra Job ${input.jobId}`, "Check the id, or find it in the component's Infra Jobs tab.");
-  if (job.status !== "completed") throw conflict(`Nothing was re-run: job ${job.id} is still ${job.status}. Wait for it to complete, or cancel it, then re-run.`);
+  const { rerun } = jobActions(job, actor.role);
+  if (!rerun.allowed) throw conflict(`Nothing was re-run: ${rerun.why}.`);
   return createJob(
     db,
     actor,

@@ -8,6 +8,7 @@ import { newId } from "@/lib/ids";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
+import { jobActions } from "./lifecycle";
 import { lockJob, moveJob, stepsOf } from "./transitions";
 
 export const resumeJobInput = z.object({
@@ -24,9 +25,8 @@ export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof 
     return await db.transaction(async (tx) => {
       const job = await lockJob(tx, input.jobId);
       if (!job || job.orgId !== actor.orgId) throw notFound(`Infra Job ${input.jobId}`, "Check the id, or find it in the component's Infra Jobs tab.");
-      if (job.status !== "awaiting_approval") {
-        throw conflict(`Nothing was approved: job ${job.id} is ${job.status}${job.status === "completed" ? ` (${job.result})` : ""}, not waiting for approval.`);
-      }
+      const { approve } = jobActions(job, actor.role);
+      if (!approve.allowed) throw conflict(`Nothing was approved: ${approve.why}.`);
       const steps = await stepsOf(tx, job.id);
       const next = steps.find((s) => s.status === "queued");
       const reviewed = [...steps].reverse().find((s) => s.status === "completed" && s.result === "succeeded" && s.plan);

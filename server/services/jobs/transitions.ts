@@ -12,7 +12,7 @@ export type StepRow = typeof jobOperations.$inferSelect;
 
 export const JOB_QUEUED_CHANNEL = "job_queued";
 
-const phase = (r: { status: string; result: string }) => ({ status: r.status, result: r.result }) as Phase;
+const phase = (r: Phase): Phase => ({ status: r.status, result: r.result });
 
 /** The job, row-locked for the rest of the transaction. */
 export async function lockJob(tx: Queryable, jobId: string): Promise<JobRow | undefined> {

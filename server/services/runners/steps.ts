@@ -3,7 +3,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { approvals, infraJobs } from "@/db/schema";
-import type { JobOperationKind, StepFinishResponse, StepName, StepStartResponse } from "@/lib/runner-protocol";
+import type { StepFinishResponse, StepName, StepStartResponse } from "@/lib/runner-protocol";
 import { stepFinishRequest } from "@/lib/runner-protocol";
 import type { z } from "zod";
 import { conflict, PlantonError } from "../../errors";
@@ -43,7 +43,7 @@ export async function startStep(db: Database, access: JobAccess, step: StepName,
     if (running || !next || next.step !== step) {
       throw conflict(`Nothing was started: the next step of job ${job.id} is ${running ? `${running.step} (still running)` : (next?.step ?? "none")}, not ${step}.`);
     }
-    if (CHANGING_STEPS.includes(step) && approvalGatesChanges(job.operation as JobOperationKind, job.policy as PolicyToggles)) {
+    if (CHANGING_STEPS.includes(step) && approvalGatesChanges(job.operation, job.policy as PolicyToggles)) {
       // The gate holds whatever the runner does: no apply or destroy without an approval of this job's reviewed plan.
       const preview = [...steps].reverse().find((s) => s.step === "preview" && s.result === "succeeded" && s.plan);
       const [approval] = await tx.select().from(approvals).where(and(eq(approvals.jobId, job.id), eq(approvals.pauseOrdinal, next.ordinal)));

@@ -19,10 +19,10 @@ async function handleOf(db: Database) {
 }
 
 export const jobsRouter = router({
-  list: viewerProcedure.input(listJobsInput).query(({ ctx, input }) => listJobs(ctx.db, ctx.actor.orgId, input)),
+  list: viewerProcedure.input(listJobsInput).query(({ ctx, input }) => listJobs(ctx.db, ctx.actor.orgId, input, ctx.actor.role)),
   awaitingApprovalCount: viewerProcedure.query(({ ctx }) => countAwaitingApproval(ctx.db, ctx.actor.orgId)),
   starters: viewerProcedure.query(({ ctx }) => listJobStarters(ctx.db, ctx.actor.orgId)),
-  get: viewerProcedure.input(byId).query(({ ctx, input }) => getJob(ctx.db, ctx.actor.orgId, input.id)),
+  get: viewerProcedure.input(byId).query(({ ctx, input }) => getJob(ctx.db, ctx.actor.orgId, input.id, ctx.actor.role)),
   events: viewerProcedure
     .input(z.object({ id: z.string().min(1), afterSeq: z.number().int().min(0).default(0), limit: z.number().int().min(1).max(5000).default(1000) }))
     .query(async ({ ctx, input }) => {

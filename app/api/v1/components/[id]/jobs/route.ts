@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 export const GET = apiRoute("viewer", async ({ rt, actor, params, url }) => {
   await getComponent(rt.db, actor.orgId, params.id);
   const limit = url.searchParams.get("limit");
-  return json(await listJobs(rt.db, actor.orgId, { componentId: params.id, cursor: url.searchParams.get("cursor") ?? undefined, ...(limit ? { limit: Number(limit) } : {}) }));
+  return json(await listJobs(rt.db, actor.orgId, { componentId: params.id, cursor: url.searchParams.get("cursor") ?? undefined, ...(limit ? { limit: Number(limit) } : {}) }, actor.role));
 });
 
 /** `{operation, versionMessage, import?}`: creates an Infra Job (201), or refuses with nothing created. */
