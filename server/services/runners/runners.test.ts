@@ -125,6 +125,26 @@ describe("running a job through the runner API services", () => {
     await endAttempt(t.db, c.access, { attemptId: c.claim.attemptId, exitCode: 0 });
   });
 
+  it("a gated apply cannot be started without an approval of the reviewed plan, whatever the runner sends", async () => {
+    const { org, component } = await orgWithComponent(t.db, { policy: { pauseBeforeApply: true, previewBeforeApply: false } });
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const c = (await claim(t.db, runner))!;
+    expect(c.claim.input.steps).toEqual(["init", "refresh", "preview", "apply"]);
+    // A runner that skips the preview is refused: the next step is preview, not apply.
+    await runStep(t.db, c, "init");
+    await runStep(t.db, c, "refresh");
+    await expect(startStep(t.db, c.access, "apply", { attemptId: c.claim.attemptId })).rejects.toThrow(/the next step of job .* is preview, not apply/);
+    // Even a job put back to running by hand (a bug, a bad migration) cannot reach apply without the approval.
+    await runStep(t.db, c, "preview", "succeeded", { plan: { artifactId: "art_x", sha256: "a".repeat(64), summary: {} } });
+    expect((await getJob(t.db, org.orgId, job.id)).status).toBe("awaiting_approval");
+    await t.db.update(infraJobs).set({ status: "running" }).where(eq(infraJobs.id, job.id));
+    const refused = await startStep(t.db, c.access, "apply", { attemptId: c.claim.attemptId }).catch((e) => e);
+    expect(refused).toBeInstanceOf(PlantonError);
+    expect(refused.message).toBe(`Nothing was started: apply of job ${job.id} needs an approval of its reviewed plan first (flow control pauses before apply). Approve the job in the console or with planton infra job resume ${job.id}.`);
+    expect(await steps(job.id)).toContain("apply:tbd");
+  });
+
   it("a failed step fails the job and skips the rest; ending an attempt early fails what it left running", async () => {
     const { org, components } = await orgWithComponent(t.db, { components: 2 });
     const runner = await testRunner(t.db, org);
