@@ -103,6 +103,9 @@ describe("Infra Jobs, end to end", () => {
     expect((st.state as { resources: unknown[] }).resources).toEqual([]);
     expect(st.lockInfo).toBeNull();
     expect((await events(job.id)).some((e) => e.type === "summary" && e.payload.command === "builtin destroy")).toBe(true);
+    // The refresh before it saw the site's outputs; what the destroy removed reports none.
+    expect((await events(job.id)).some((e) => e.type === "outputs" && e.operation === "refresh" && "site_path" in (e.payload.outputs as object))).toBe(true);
+    expect(job.outputs).toEqual({});
   });
 
   it("an import reads an existing file into state without changing it", async () => {
