@@ -194,6 +194,7 @@ export const REASONS = {
   cancelTooLate: (who: string | null, step: string) =>
     `Succeeded: the cancel asked for by ${who ?? "a user"} came too late; ${step}, the last operation, was already running and finished, so there was nothing left to stop.`,
   earlierFailed: (step: string) => `${step} failed`,
+  stepFailed: (step: string, reason: string | null | undefined) => `${step} failed: ${reason ?? "see its log"}`,
   awaitingApproval: (sha256: string | undefined, next: string | undefined) => `Waiting for approval of the plan (sha256 ${sha256 ?? "unknown"}) before ${next ?? "the next step"}.`,
 };
 

@@ -5,7 +5,7 @@ import type { Queryable } from "@/db/client";
 import { infraJobs, jobOperations, stateObjects } from "@/db/schema";
 import type { StepName } from "@/lib/runner-protocol";
 import { appendEvents } from "./events";
-import { jobTransition, stepTransition, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
+import { afterStep, jobTransition, REASONS, stepTransition, type AfterStep, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
 
 export type JobRow = typeof infraJobs.$inferSelect;
 export type StepRow = typeof jobOperations.$inferSelect;
@@ -76,16 +76,58 @@ export async function notifyQueue(tx: Queryable, orgId: string): Promise<void> {
   await tx.execute(sql`select pg_notify(${JOB_QUEUED_CHANNEL}, ${orgId})`);
 }
 
+/** What the job's record says about the step that decided its next move. */
+export interface StepEnd {
+  step: StepName;
+  result: "succeeded" | "failed";
+  /** Why the step failed (its own words). */
+  reason?: string | null;
+  /** The plan the job pauses to have approved. */
+  planSha256?: string;
+  /** Overrides the job's reason (e.g. "runner lost"). */
+  jobReason?: string;
+  /** Overrides why the rest are skipped (when no step was running). */
+  restReason?: string;
+}
+
+/**
+ * Carries out the lifecycle's decision after a step: the one place where the rest of a job is
+ * skipped or cancelled and the job paused, ended or let carry on. Answers whether the runner goes on.
+ */
+export async function carryOut(tx: Queryable, job: JobRow, next: AfterStep, end: StepEnd): Promise<"continue" | "stop"> {
+  const who = job.cancelRequestedBy;
+  switch (next.job) {
+    case "continue":
+      return "continue";
+    case "pause": {
+      const following = (await stepsOf(tx, job.id)).find((s) => s.status === "queued")?.step;
+      await moveJob(tx, job, "pause", { reason: REASONS.awaitingApproval(end.planSha256, following) });
+      return "stop";
+    }
+    case "succeed":
+      await moveJob(tx, job, "succeed", { reason: next.cancelTooLate ? REASONS.cancelTooLate(who, end.step) : null });
+      return "stop";
+    case "fail":
+      await endRemainingSteps(tx, job.id, "skip", end.restReason ?? REASONS.earlierFailed(end.step));
+      await moveJob(tx, job, "fail", { reason: end.jobReason ?? REASONS.stepFailed(end.step, end.reason) });
+      return "stop";
+    case "finish_cancelled":
+      await endRemainingSteps(tx, job.id, "cancel", REASONS.cancelledBy(who));
+      await moveJob(tx, job, "finish_cancelled", { reason: end.jobReason ?? REASONS.cancelledAfter(who, end.step, end.result) });
+      return "stop";
+  }
+}
+
 /**
  * Ends a running job whose attempt is gone (runner lost, or the runner ended the attempt early):
- * the running step fails with the reason, the rest are skipped, the job fails, its lock is released.
+ * the running step fails with the reason, then the lifecycle decides the rest, as after any failed step.
  */
 export async function failRunningJob(tx: Queryable, job: JobRow, reason: string): Promise<JobRow> {
-  for (const s of await stepsOf(tx, job.id)) if (s.status === "running") await moveStep(tx, s, "fail", { reason });
-  if (job.cancelRequestedAt) {
-    await endRemainingSteps(tx, job.id, "cancel", "the job was cancelled");
-    return moveJob(tx, job, "finish_cancelled", { reason });
-  }
-  await endRemainingSteps(tx, job.id, "skip", "an earlier step failed");
-  return moveJob(tx, job, "fail", { reason });
+  const steps = await stepsOf(tx, job.id);
+  const running = steps.find((s) => s.status === "running");
+  if (running) await moveStep(tx, running, "fail", { reason });
+  const remaining = steps.filter((s) => s.status === "queued").length;
+  const next = afterStep({ result: "failed", cancelRequested: !!job.cancelRequestedAt, pauseAfter: false, remaining });
+  await carryOut(tx, job, next, { step: running?.step ?? "init", result: "failed", reason, jobReason: reason, ...(running ? {} : { restReason: reason }) });
+  return (await lockJob(tx, job.id))!;
 }

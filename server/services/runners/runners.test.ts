@@ -182,7 +182,7 @@ describe("running a job through the runner API services", () => {
     expect(view).toMatchObject({ status: "completed", result: "failed", reason: "runner lost" });
     expect(view.attempts[0]).toMatchObject({ reason: "runner lost" });
     expect(view.attempts[0].endedAt).not.toBeNull();
-    expect(await steps(lost.id)).toEqual(["init:succeeded", "refresh:succeeded", "preview:failed (runner lost)", "apply:skipped (an earlier step failed)"]);
+    expect(await steps(lost.id)).toEqual(["init:succeeded", "refresh:succeeded", "preview:failed (runner lost)", "apply:skipped (preview failed)"]);
     const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id));
     expect(st).toMatchObject({ lockInfo: null, lockedByJob: null });
     expect((await claim(t.db, runner))!.claim.job.id).toBe(next.id);

@@ -10,7 +10,7 @@ import { conflict, PlantonError } from "../../errors";
 import { afterStep, approvalGatesChanges, CHANGING_STEPS, REASONS } from "../jobs/lifecycle";
 import type { PolicyToggles } from "../settings/flow-control";
 import { appendEvents } from "../jobs/events";
-import { endRemainingSteps, lockJob, moveJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
+import { carryOut, lockJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";
 
 async function clearOutputs(tx: Queryable, jobId: string) {
@@ -35,8 +35,8 @@ export async function startStep(db: Database, access: JobAccess, step: StepName,
     const running = steps.find((s) => s.status === "running");
     if (running?.step === step) return { proceed: true }; // a retried start
     if (job.cancelRequestedAt) {
-      await endRemainingSteps(tx, job.id, "cancel", REASONS.cancelledBy(job.cancelRequestedBy));
-      await moveJob(tx, job, "finish_cancelled", { reason: REASONS.cancelledRest(job.cancelRequestedBy) });
+      // Cancel lands at the step boundary: nothing more starts.
+      await carryOut(tx, job, { job: "finish_cancelled", rest: "cancel" }, { step, result: "succeeded", jobReason: REASONS.cancelledRest(job.cancelRequestedBy) });
       return { proceed: false };
     }
     const next = steps.find((s) => s.status === "queued");
@@ -72,29 +72,12 @@ export async function finishStep(db: Database, access: JobAccess, step: StepName
       if (done) return { next: job.status === "running" ? "continue" : "stop" }; // a retried finish
       throw conflict(`Nothing was recorded: step ${step} of job ${job.id} is not running.`);
     }
-    const reason = body.result === "failed" ? (body.reason ?? `${step} failed`) : null;
+    const reason = body.result === "failed" ? (body.reason ?? REASONS.earlierFailed(step)) : null;
     await moveStep(tx, current, body.result === "succeeded" ? "succeed" : "fail", { reason, ...(body.plan ? { plan: body.plan } : {}) });
     // What a destroy removed has no outputs any more, whatever an earlier step of the job reported.
     if (step === "destroy" && body.result === "succeeded") await clearOutputs(tx, job.id);
     const remaining = steps.filter((s) => s.status === "queued").length;
     const next = afterStep({ result: body.result, cancelRequested: !!job.cancelRequestedAt, pauseAfter: current.pauseAfter === 1, remaining });
-    switch (next.job) {
-      case "continue":
-        return { next: "continue" };
-      case "pause":
-        await moveJob(tx, job, "pause", { reason: REASONS.awaitingApproval(body.plan?.sha256, steps.find((s) => s.status === "queued")?.step) });
-        return { next: "stop" };
-      case "succeed":
-        await moveJob(tx, job, "succeed", { reason: next.cancelTooLate ? REASONS.cancelTooLate(job.cancelRequestedBy, step) : null });
-        return { next: "stop" };
-      case "fail":
-        await endRemainingSteps(tx, job.id, "skip", REASONS.earlierFailed(step));
-        await moveJob(tx, job, "fail", { reason: `${step} failed: ${reason}` });
-        return { next: "stop" };
-      case "finish_cancelled":
-        await endRemainingSteps(tx, job.id, "cancel", REASONS.cancelledBy(job.cancelRequestedBy));
-        await moveJob(tx, job, "finish_cancelled", { reason: REASONS.cancelledAfter(job.cancelRequestedBy, step, body.result) });
-        return { next: "stop" };
-    }
+    return { next: await carryOut(tx, job, next, { step, result: body.result, reason, planSha256: body.plan?.sha256 }) };
   });
 }
