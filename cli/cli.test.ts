@@ -198,6 +198,10 @@ describe("planton CLI", () => {
     expect(r.stderr.trim()).toBe('Unknown Operation "deploy": use one of refresh, preview, update, destroy, destroy_preview, import. No job was created.');
     expect(r.stdout).toBe("");
     expect((await api.jobs.list(ids.site)).jobs.length).toBe(before);
+    // The same words without reaching a server: the CLI knows the operations the server does.
+    const offline = await planton(["infra", "job", "create", ids.site, "--operation", "deploy"], { PLANTON_URL: "http://127.0.0.1:9" });
+    expect(offline.code).toBe(1);
+    expect(offline.stderr.trim()).toBe(r.stderr.trim());
   });
 
   it("create --operation update --tail follows the job through to a summary naming builtin apply, and exits 0", async () => {

@@ -11,6 +11,23 @@ export type JobOperationKind = (typeof OPERATIONS)[number];
 export const STEP_NAMES = ["init", "refresh", "preview", "apply", "destroy", "import"] as const;
 export type StepName = (typeof STEP_NAMES)[number];
 
+/** The steps each operation runs before flow control edits them (ARCHITECTURE.md). */
+export const OPERATION_STEPS: Record<JobOperationKind, readonly StepName[]> = {
+  refresh: ["init", "refresh"],
+  preview: ["init", "refresh", "preview"],
+  update: ["init", "refresh", "preview", "apply"],
+  destroy_preview: ["init", "refresh", "preview"],
+  destroy: ["init", "refresh", "preview", "destroy"],
+  import: ["init", "import", "refresh"],
+};
+
+export function isOperation(value: string): value is JobOperationKind {
+  return (OPERATIONS as readonly string[]).includes(value);
+}
+
+/** The refusal of an operation that does not exist, said the same by the server and the CLI (which checks before calling). */
+export const unknownOperationMessage = (value: string) => `Unknown Operation "${value}": use one of ${OPERATIONS.join(", ")}. No job was created.`;
+
 export const JOB_STATUSES = ["queued", "running", "awaiting_approval", "completed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const JOB_RESULTS = ["tbd", "succeeded", "failed", "cancelled", "skipped"] as const;

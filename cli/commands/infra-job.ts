@@ -1,6 +1,7 @@
 // `planton infra job …` (short form `planton infra ij …`): the command surface of spec/infra-jobs.md.
 import { Command, Option } from "commander";
 import type { CreatedJob, InfraJob, PlanReview, PlantonClient } from "../../lib/client";
+import { isOperation, OPERATIONS, unknownOperationMessage } from "../../lib/runner-protocol";
 import { client } from "../config";
 import { followJob, printStackDiff, type ShowOptions } from "../follow";
 import { ACTION_SYMBOL, actionColor, c, duration, out, Refusal, table } from "../output";
@@ -68,12 +69,14 @@ export function infraJobCommand(): Command {
       .command("create")
       .description("Create an Infra Job for an Infra Component")
       .argument("<infra-component-id>", "the Infra Component to run the job for")
-      .option("--operation <op>", "refresh, preview, update, destroy, destroy_preview, or import", "preview")
+      .option("--operation <op>", OPERATIONS.join(", "), "preview")
       .option("--address <address>", "import: the resource's address in the module (e.g. aws_s3_bucket.site)")
       .option("--id <provider-id>", "import: the provider's id of the existing object"),
   )
     .addHelpText("after", example("planton infra job create cmp_01J… --operation update --tail -m \"raise the quota\"", "planton infra job create cmp_01J… --operation import --address local_file.readme --id docs/readme.txt") + PAUSE_NOTE)
     .action(async (componentId: string, o: RunFlags & { operation: string; address?: string; id?: string }) => {
+      // Refused here with the server's words, so a typo is caught even when the server is out of reach.
+      if (!isOperation(o.operation)) throw new Refusal(unknownOperationMessage(o.operation));
       const api = client();
       const importTarget = o.address || o.id ? { address: o.address ?? "", id: o.id ?? "" } : undefined;
       const created = await api.jobs.create(componentId, { operation: o.operation, versionMessage: o.versionMessage ?? "", ...(importTarget ? { import: importTarget } : {}) });

@@ -4,13 +4,13 @@ import { z } from "zod";
 import type { Database } from "@/db/client";
 import { infraJobs, jobOperations } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import type { IacInput, JobOperationKind } from "@/lib/runner-protocol";
+import { isOperation, unknownOperationMessage, type IacInput, type JobOperationKind } from "@/lib/runner-protocol";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { badRequest } from "../../errors";
 import { getComponent, type InfraComponentView } from "../components/queries";
 import { appendEvents } from "./events";
-import { isOperation, planFailedPreflight, planJob, unknownOperationMessage } from "./lifecycle";
+import { planFailedPreflight, planJob } from "./lifecycle";
 import { preflightForComponent, type PreflightReport, type Resolved } from "./preflight";
 import { notifyQueue } from "./transitions";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OPERATIONS } from "@/lib/runner-protocol";
+import { isOperation, OPERATIONS, unknownOperationMessage } from "@/lib/runner-protocol";
 import { PLATFORM_DEFAULT } from "../settings/flow-control";
 import {
   ALL_PHASES,
@@ -8,14 +8,12 @@ import {
   STEP_EVENTS,
   afterStep,
   approvalGatesChanges,
-  isOperation,
   jobActions,
   PREVIEW_KEPT_FOR_APPROVAL,
   jobTransition,
   planFailedPreflight,
   planJob,
   stepTransition,
-  unknownOperationMessage,
   type Phase,
 } from "./lifecycle";
 

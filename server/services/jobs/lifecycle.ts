@@ -1,7 +1,7 @@
 // The Infra Job lifecycle: which steps a job gets, and every legal move of a job's or a step's
 // status and result. Pure: no I/O. Every writer of job or step status goes through it.
 import type { JobOperationKind, JobResult, JobStatus, StepName } from "@/lib/runner-protocol";
-import { OPERATIONS } from "@/lib/runner-protocol";
+import { OPERATION_STEPS } from "@/lib/runner-protocol";
 import type { JobActions } from "@/lib/job-actions";
 import { roleAllows, type Role } from "@/lib/roles";
 import type { PolicyToggles } from "../settings/flow-control";
@@ -21,23 +21,6 @@ export class IllegalTransitionError extends Error {
     this.name = "IllegalTransitionError";
   }
 }
-
-/** The steps each operation runs before flow control edits them (ARCHITECTURE.md). */
-export const OPERATION_STEPS: Record<JobOperationKind, StepName[]> = {
-  refresh: ["init", "refresh"],
-  preview: ["init", "refresh", "preview"],
-  update: ["init", "refresh", "preview", "apply"],
-  destroy_preview: ["init", "refresh", "preview"],
-  destroy: ["init", "refresh", "preview", "destroy"],
-  import: ["init", "import", "refresh"],
-};
-
-export function isOperation(value: string): value is JobOperationKind {
-  return (OPERATIONS as readonly string[]).includes(value);
-}
-
-export const unknownOperationMessage = (value: string) =>
-  `Unknown Operation "${value}": use one of ${OPERATIONS.join(", ")}. No job was created.`;
 
 export interface PlannedStep extends Phase {
   step: StepName;
