@@ -17,6 +17,7 @@ import { createApiToken } from "../server/services/settings/api-tokens";
 import { startConsoleServer, type ConsoleServer } from "../test/console-server";
 import { createTestDatabase, type TestDatabase } from "../test/database";
 import { seedTestOrg, type TestOrg } from "../test/fixtures";
+import { createTestGates } from "../test/gates";
 import { writeModule } from "../test/integration/modules";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -29,6 +30,7 @@ let infraRoot: string;
 let configDir: string;
 let runner: ChildProcess;
 let runnerLog = "";
+const gates = createTestGates();
 const ids: Record<string, string> = {};
 
 interface Run {
@@ -100,6 +102,7 @@ beforeAll(async () => {
   const { token: runnerToken } = await ensureHostedRunner(t.db, "cli-runner", 2);
   const r = spawnPlanton(["runner", "start", "--token", runnerToken, "--url", server.url, "--capacity", "2", "--work-dir", path.join(infraRoot, "work"), "--name", "cli-runner"], {
     PLANTON_RUNNER_HEARTBEAT_MS: "1000",
+    ...gates.env,
   });
   runner = r.child;
   r.child.stdout!.on("data", (d) => (runnerLog += d));
@@ -331,12 +334,14 @@ describe("planton CLI", () => {
   });
 
   it("cancel of a running job during its last operation: the operation finishes, the job succeeds saying the cancel came too late", async () => {
+    gates.close("one");
     const create = await planton(["infra", "job", "create", ids.slow, "--operation", "update"]);
     const id = jobIdIn(create.stdout);
-    await waitJob(id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
+    await gates.held("one");
     const r = await planton(["infra", "job", "cancel", id]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Asked Infra Job ${id} to cancel: its in-flight operation finishes first`);
+    gates.open("one");
     const logs = await planton(["infra", "job", "logs", id]);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(`Job ${id} completed: succeeded`);

@@ -133,6 +133,8 @@ export type UiMessageType = UiMessage["type"];
 
 export interface ProviderConfig {
   local?: { root: string };
+  /** Test-only: enables the plantontest_gate resource, whose marker files live in `dir`. */
+  testGates?: { dir: string };
 }
 
 export interface EngineOptions {

@@ -3,6 +3,7 @@ import { createLocalProvider } from "./local";
 import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
 import { createRandomProvider } from "./random";
 import { createTerraformDataProvider } from "./terraform-data";
+import { createTestGateProvider } from "./test-gate";
 import { createTimeProvider } from "./time";
 
 /** The providers the builtin engine ships, configured for one operation. */
@@ -13,6 +14,7 @@ export interface ProviderSet {
 
 export async function createProviders(config: ProviderConfig = {}): Promise<ProviderSet> {
   const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider(), createTimeProvider()];
+  if (config.testGates) providers.push(createTestGateProvider(config.testGates.dir));
   const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
   for (const p of providers) {
     const schema = p.schema();

@@ -37,7 +37,9 @@ export function stateBackendFor(ctx: StepContext): StateBackend {
 
 function providerConfig(ctx: StepContext): ProviderConfig {
   const root = ctx.input.connection?.config.root;
-  return typeof root === "string" ? { local: { root } } : {};
+  // Test harnesses give their runners a gates folder; nothing else enables the gate resource.
+  const gates = ctx.env.PLANTON_TEST_GATES_DIR;
+  return { ...(typeof root === "string" ? { local: { root } } : {}), ...(gates ? { testGates: { dir: gates } } : {}) };
 }
 
 function errorReason(err: unknown): string {

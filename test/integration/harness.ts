@@ -16,6 +16,7 @@ import type { PolicyToggles } from "../../server/services/settings/flow-control"
 import { apiClient, type ApiClient } from "../api-client";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestDatabase, type TestDatabase } from "../database";
+import { createTestGates, type TestGates } from "../gates";
 import { seedTestOrg, type TestOrg } from "../fixtures";
 import { MODULES, writeModule } from "./modules";
 
@@ -30,6 +31,8 @@ export interface JobStack {
   server: ConsoleServer;
   /** The engineer's client. */
   api: ApiClient;
+  /** Test gates the runners honour: a `plantontest_gate` holds an apply until the test opens it. */
+  gates: TestGates;
   /** A client for another role (API tokens are made per call). */
   as: (role: Role) => Promise<ApiClient>;
   /** The local connection's root: where jobs write their files. */
@@ -60,6 +63,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
   const api = await as("engineer");
   const ids: Record<string, string> = {};
   const runners: RunnerProcess[] = [];
+  const gates = createTestGates();
 
   const stack: JobStack = {
     t,
@@ -67,6 +71,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
     server,
     api,
     as,
+    gates,
     infraRoot,
     ids,
     runners,
@@ -75,7 +80,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       const { token } = await ensureHostedRunner(t.db, name, capacity);
       const child = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
         cwd: root,
-        env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
+        env: { ...process.env, ...gates.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
         stdio: ["ignore", "pipe", "pipe"],
       }) as RunnerProcess;
       let log = "";
@@ -112,6 +117,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       await server.stop();
       await t.close();
       fs.rmSync(infraRoot, { recursive: true, force: true });
+      fs.rmSync(gates.dir, { recursive: true, force: true });
     },
   };
   return stack;

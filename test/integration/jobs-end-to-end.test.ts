@@ -1,6 +1,6 @@
 // Infra Jobs for real: the built console as its own process on a real Postgres, real runner
 // processes running the builtin engine, real files under the connection's folder.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import { eq } from "drizzle-orm";
 import { flowControlPolicies, stateObjects } from "../../db/schema";
@@ -192,9 +192,12 @@ describe("Infra Jobs, end to end", () => {
   });
 
   it("a cancel that lands while the last operation runs comes too late: apply finishes, the job succeeds and its record says so, state consistent", async () => {
+    stack.gates.close("one");
     const job = await run("slow", "update");
-    await waitFor(job.id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
+    await stack.gates.held("one");
     await api.jobs.cancel.mutate({ org: org.slug, jobId: job.id });
+    expect((await api.jobs.get.query({ org: org.slug, id: job.id })).steps.find((s) => s.step === "apply")?.status).toBe("running");
+    stack.gates.open("one");
     const done = await finished(job.id);
     expect(done.result).toBe("succeeded");
     expect(done.reason).toMatch(/^Succeeded: the cancel asked for by .+ came too late; apply, the last operation, was already running and finished, so there was nothing left to stop\.$/);
@@ -207,14 +210,16 @@ describe("Infra Jobs, end to end", () => {
   it("a queued job behind a running one waits its turn, and is cancelled at once when asked", async () => {
     await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     fs.rmSync(file("slow"), { recursive: true, force: true });
+    stack.gates.close("one");
     const first = await run("slow", "update");
     const second = await run("slow", "preview");
-    await waitFor(first.id, (j) => j.status === "running");
+    await stack.gates.held("one");
     expect((await api.jobs.get.query({ org: org.slug, id: second.id })).status).toBe("queued");
     await api.jobs.cancel.mutate({ org: org.slug, jobId: second.id });
     const cancelled = await api.jobs.get.query({ org: org.slug, id: second.id });
     expect(cancelled).toMatchObject({ status: "completed", result: "cancelled" });
     expect(cancelled.steps.every((s) => s.result === "cancelled")).toBe(true);
+    stack.gates.open("one");
     expect((await finished(first.id)).result).toBe("succeeded");
   });
 
@@ -248,14 +253,14 @@ describe("Infra Jobs, end to end", () => {
     await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     fs.rmSync(file("slow"), { recursive: true, force: true });
     const victim = await startRunner("runner-c", 1);
+    stack.gates.close("one");
     const job = await run("slow", "update");
-    await waitFor(job.id, (j) => j.steps.some((s) => s.step === "apply" && s.status === "running"));
-    // Wait until the first file is written and its state saved, then kill the runner in the middle of the wait.
-    for (;;) {
+    await stack.gates.held("one");
+    // The first file is written and its state saved; kill the runner while the gate holds the apply.
+    await vi.waitFor(async () => {
       const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
-      if ((st?.state as { resources?: { name: string }[] } | null)?.resources?.some((r) => r.name === "first")) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      expect((st?.state as { resources?: { name: string }[] } | null)?.resources?.map((r) => r.name)).toContain("first");
+    }, { timeout: 60_000, interval: 100 });
     victim.kill("SIGKILL");
 
     const lost = await finished(job.id);
@@ -267,6 +272,7 @@ describe("Infra Jobs, end to end", () => {
     expect((st.state as { resources: { name: string }[] }).resources.map((r) => r.name)).toEqual(["first"]);
 
     await startRunner("runner-d");
+    stack.gates.open("one");
     const next = await finished((await run("slow", "update")).id);
     expect(next.result).toBe("succeeded");
     const resources = await api.jobs.plan.query({ org: org.slug, id: next.id });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 export const MODULES = {
-  /** Holds the apply open: a file, a wait, then a file that depends on the wait. */
+  /** Holds the apply open: a file, then a test gate (opened by the test), then a file that depends on the gate. */
   slow: `
 variable "name" {
   type = string
@@ -12,13 +12,13 @@ resource "local_file" "first" {
   filename = "slow/\${var.name}/first.txt"
   content  = "first"
 }
-resource "time_sleep" "wait" {
-  create_duration = "6s"
-  depends_on      = [local_file.first]
+resource "plantontest_gate" "wait" {
+  name       = var.name
+  depends_on = [local_file.first]
 }
 resource "local_file" "after" {
   filename   = "slow/\${var.name}/after.txt"
-  content    = "after \${time_sleep.wait.id}"
+  content    = "after \${plantontest_gate.wait.id}"
 }
 `,
   cyclic: `
