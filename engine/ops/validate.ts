@@ -8,13 +8,13 @@ import { prepare } from "./context";
  * validate: parses the module, checks resource arguments against provider schemas and the
  * graph for cycles. Variables are not required (as `tofu validate`); nothing is evaluated.
  */
-export async function validate(moduleDir: string, opts: Pick<EngineOptions, "emit"> = {}): Promise<ValidateResult> {
+export async function validate(moduleDir: string, opts: Pick<EngineOptions, "emit" | "providerConfig"> = {}): Promise<ValidateResult> {
   const ui = new Ui(opts.emit);
   try {
     const mod = await loadModule(moduleDir);
     // Give every variable a stand-in so missing values are not reported here.
     const variables = Object.fromEntries([...mod.variables.keys()].map((k) => [k, null]));
-    await prepare(mod, { variables }, ui);
+    await prepare(mod, { variables, providerConfig: opts.providerConfig }, ui);
     return { valid: true, diagnostics: [] };
   } catch (err) {
     const e = err instanceof EngineError ? err : new EngineError(err instanceof Error ? err.message : String(err));

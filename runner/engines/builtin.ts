@@ -74,7 +74,7 @@ export class BuiltinAdapter implements EngineAdapter {
     try {
       stateBackendFor(ctx);
       const { emit } = emitter(ctx, { command: "builtin validate" });
-      const result = await validate(ctx.moduleDir, { emit });
+      const result = await validate(ctx.moduleDir, { emit, providerConfig: providerConfig(ctx) });
       if (!result.valid) return { ok: false, reason: result.diagnostics.map((d) => d.summary).join("; ") };
       const root = providerConfig(ctx).local?.root;
       ctx.emit({
