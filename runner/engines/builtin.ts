@@ -74,7 +74,8 @@ export class BuiltinAdapter implements EngineAdapter {
     try {
       stateBackendFor(ctx);
       const { emit } = emitter(ctx, { command: "builtin validate" });
-      const result = await validate(ctx.moduleDir, { emit, providerConfig: providerConfig(ctx) });
+      // Validation checks resource types only: the gate resource when enabled, not the local root (refresh reports that).
+      const result = await validate(ctx.moduleDir, { emit, providerConfig: { testGates: providerConfig(ctx).testGates } });
       if (!result.valid) return { ok: false, reason: result.diagnostics.map((d) => d.summary).join("; ") };
       const root = providerConfig(ctx).local?.root;
       ctx.emit({
