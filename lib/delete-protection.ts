@@ -51,3 +51,20 @@ export function engineCannotProtectUpdate(engine: string): string {
     `so it cannot leave those changes out. To run the update, ${POLICY_OFF}; to delete, run a destroy job for the component.`
   );
 }
+
+/** "2 protected (not executed)": the words every summary (engine, console, CLI) gives the skipped count. */
+export function skippedWords(n: number): string {
+  return `${n} protected ${NOT_EXECUTED}`;
+}
+
+/** "1 delete, 1 replace": what a plan leaves out, by action. */
+export function notExecutedWords(byAction: Record<string, number>): string {
+  return Object.entries(byAction)
+    .map(([action, n]) => `${n} ${action}`)
+    .join(", ");
+}
+
+/** "1 inside a replacement: local_file.page": which of a summary's deletes are halves of replacements. */
+export function insideReplacementWords(addresses: string[]): string {
+  return `${addresses.length} inside a replacement${addresses.length === 1 ? "" : "s"}: ${addresses.join(", ")}`;
+}
