@@ -32,7 +32,8 @@ export interface JobOperation {
   reason: string | null;
   startedAt: string | null;
   endedAt: string | null;
-  plan: { artifactId: string; sha256: string } | null;
+  /** A preview's saved plan: its checksum and the counts the runner reported (skippedDeletes: what delete protection leaves out). */
+  plan: { artifactId: string; sha256: string; summary?: Record<string, unknown> } | null;
 }
 
 export interface ArtifactRef {
