@@ -17,7 +17,8 @@ test.describe.configure({ mode: "serial", timeout: 240_000 });
 
 const ENGINEER = { email: "engineer@protect.example", password: "engineer-password-2" };
 
-// Pages by count, and a home page named by the title: fewer pages delete one, a new title replaces the home page.
+// Pages by count, and a home page named by the title: fewer pages delete one, a new title replaces
+// the home page and rewrites the pages that stay.
 const MODULE = `
 variable "site_name" {
   type = string
@@ -33,7 +34,7 @@ variable "page_count" {
 resource "local_file" "page" {
   count    = var.page_count
   filename = "guarded/\${var.site_name}/page-\${count.index}.txt"
-  content  = "page \${count.index}"
+  content  = "page \${count.index} of \${var.title}"
 }
 resource "local_file" "home" {
   filename = "guarded/\${var.site_name}/\${var.title}.html"
@@ -78,7 +79,7 @@ async function runUpdate(page: Page, message: string) {
   await expect(page.getByTestId("job-status")).toHaveText("Awaiting approval", { timeout: 60_000 });
 }
 
-test("an engineer approves a protected update from the job page, sees its delete and replace as (not executed) first, and the files stay on disk", async ({ page }) => {
+test("an engineer approves a protected update from the job page, sees its delete and replace as (not executed) first; the rest applies and those files stay on disk", async ({ page }) => {
   await signIn(page, ENGINEER.email, ENGINEER.password);
   await openComponent(page);
   await runUpdate(page, "First publish");
@@ -87,7 +88,7 @@ test("an engineer approves a protected update from the job page, sees its delete
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
   for (const f of ["page-0.txt", "page-1.txt", "home.html"]) expect(fs.existsSync(siteFile(f))).toBe(true);
 
-  // One page fewer and a new home page name: the update would delete page 1 and replace the home page.
+  // One page fewer and a new title: the update would delete page 1, replace the home page and rewrite page 0.
   await openComponent(page);
   await page.getByRole("button", { name: "Edit spec" }).click();
   await page.getByLabel("page_count").fill("1");
@@ -100,7 +101,7 @@ test("an engineer approves a protected update from the job page, sees its delete
   const changes = page.getByRole("region", { name: "Resource changes" });
   await expect(changes.locator('tr[data-address="local_file.page[1]"]')).toContainText("Plan to delete (not executed)");
   await expect(changes.locator('tr[data-address="local_file.home"]')).toContainText("Plan to replace (not executed)");
-  await expect(page.locator('li[data-step="preview"]')).toContainText("builtin plan: 0 to add, 0 to change, 0 to remove, 2 protected (not executed)");
+  await expect(page.locator('li[data-step="preview"]')).toContainText("builtin plan: 0 to add, 1 to change, 0 to remove, 2 protected (not executed)");
 
   await page.getByRole("button", { name: "Approve", exact: true }).click();
   const dialog = page.getByRole("dialog");
@@ -109,6 +110,8 @@ test("an engineer approves a protected update from the job page, sees its delete
   await expect(resources.locator("li", { hasText: "local_file.page[1]" })).toContainText("(not executed)");
   await expect(resources.locator("li", { hasText: "local_file.home" })).toContainText("(not executed)");
   await expect(resources.locator("li", { hasText: "local_file.home" })).toContainText("local_file.home is not replaced: delete protection is on for this component");
+  await expect(resources.locator("li", { hasText: "local_file.page[0]" })).not.toContainText("(not executed)");
+  await expect(dialog.getByLabel("Plan counts")).toContainText("1 to update");
   await expect(dialog.getByLabel("Plan counts")).toContainText("1 to delete (not executed)");
   await expect(dialog.getByLabel("Plan counts")).toContainText("1 to replace (not executed)");
   await expect(dialog.getByTestId("not-executed-note")).toHaveText(/^2 changes are shown but will not run: delete protection is on for this component/);
@@ -117,7 +120,8 @@ test("an engineer approves a protected update from the job page, sees its delete
 
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
   await page.locator('li[data-step="apply"] > button').click();
-  await expect(page.locator('li[data-step="apply"]')).toContainText("builtin apply: 0 to add, 0 to change, 0 to remove, 2 protected (not executed)");
+  await expect(page.locator('li[data-step="apply"]')).toContainText("builtin apply: 0 to add, 1 to change, 0 to remove, 2 protected (not executed)");
   for (const f of ["page-0.txt", "page-1.txt", "home.html"]) expect(fs.existsSync(siteFile(f))).toBe(true);
   expect(fs.existsSync(siteFile("start.html"))).toBe(false);
+  expect(fs.readFileSync(siteFile("page-0.txt"), "utf8")).toBe("page 0 of start");
 });

@@ -1,4 +1,4 @@
-import { NOT_EXECUTED } from "../lib/delete-protection";
+import { NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
 import type { UiChange, ChangeAction, ChangeSummary, Diagnostic, NotExecuted, StateOutput, UiMessage, UiResourceAddr } from "./types";
 import { parseInstanceAddress } from "./state/state";
 import { ENGINE_VERSION, UI_VERSION } from "./version";
@@ -74,7 +74,7 @@ export class Ui {
     let msg: string;
     const imp = c.import > 0;
     const forget = c.forget > 0 ? `, ${c.forget} to forget` : "";
-    const skipped = c.skipped_deletes ? `, ${c.skipped_deletes} protected ${NOT_EXECUTED}` : "";
+    const skipped = c.skipped_deletes ? `, ${skippedWords(c.skipped_deletes)}` : "";
     if (operation === "plan") {
       msg = `Plan: ${imp ? `${c.import} to import, ` : ""}${c.add} to add, ${c.change} to change, ${c.remove} to destroy${forget}${skipped}.`;
     } else if (operation === "apply") {
