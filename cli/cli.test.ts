@@ -11,6 +11,7 @@ import { newId } from "../lib/ids";
 import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
 import { readEventStream } from "../lib/client/sse";
 import { createComponent } from "../server/services/components/create-component";
+import { updateComponent } from "../server/services/components/update-component";
 import { environmentByName } from "../server/services/organizations/lookup";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
@@ -94,6 +95,15 @@ beforeAll(async () => {
   await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestTofu", name: "tofu-importable", provisioner: "tofu", version: "0.1.0", source: importable });
   await mk("tofu-thing", "dev", "TestTofu", {});
   await mk("idle", "dev", "StaticSite", { site_name: "idle" });
+  const protectable = writeModule(infraRoot, "protectable");
+  const protectFields = [
+    { name: "pages", type: "number", default: 2, description: "how many pages" },
+    { name: "home", type: "string", default: "index", description: "the home page's name" },
+    { name: "motto", type: "string", default: "first", description: "the motto" },
+  ];
+  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", title: "TestProtect", provider: "local", specSchema: { fields: protectFields } });
+  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", name: "protectable", provisioner: "builtin", version: "0.1.0", source: protectable });
+  await mk("guarded", "dev", "TestProtect", {});
 
   server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
   token = (await createApiToken(t.db, org.actor("engineer"), { name: "cli-tests" })).token;
@@ -402,7 +412,7 @@ describe("planton CLI", () => {
     expect(quiet.stdout).not.toContain("Outputs:\n  password");
   });
 
-  it("plan says so explicitly when deletes were not computed, and marks deletes that will not execute", async () => {
+  it("plan says so explicitly when deletes were not computed, and a destroy preview under delete protection deletes everything, nothing held back", async () => {
     // The creds component has state (the test above); refresh skipped and delete protection on.
     await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids.creds, skipRefresh: true, protectDeletes: true });
     const d = await planton(["infra", "job", "create", ids.creds, "--operation", "destroy_preview", "--tail"]);
@@ -410,13 +420,47 @@ describe("planton CLI", () => {
     const id = jobIdIn(d.stdout);
     const review = await api.jobs.getPlan(id);
     expect(review.deleteOperationsComputed).toBe(false);
-    expect(review.deletesNotExecuted).toBeGreaterThan(0);
+    expect(review).toMatchObject({ destroy: true, deletesNotExecuted: 0 });
     const r = await planton(["infra", "job", "plan", id]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Deletes:   NOT computed — the plan could not enumerate what exists");
-    expect(r.stdout).toContain(`Skipped:   ${review.deletesNotExecuted} delete`);
-    const marked = r.stdout.split("\n").filter((l) => l.endsWith("(delete) (not executed)"));
-    expect(marked).toHaveLength(review.deletesNotExecuted);
+    expect(r.stdout).toContain("Destroy:   this plan deletes everything; delete protection never holds a destroy back");
+    expect(r.stdout).not.toContain("(not executed)");
+    expect(r.stdout.split("\n").filter((l) => l.endsWith("(delete)"))).toHaveLength(review.counts.byAction.delete!);
+  });
+
+  it("the completion summary names the deletion inside a replacement; under delete protection deletes and replaces show as (not executed) in the summary and in plan", async () => {
+    expect((await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"])).code).toBe(0);
+    await updateComponent(t.db, org.actor("engineer"), { id: ids.guarded, spec: { home: "start" } });
+    const replaced = await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"]);
+    expect(replaced.code).toBe(0);
+    expect(replaced.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan\s+1 to add, 0 to change, 1 to destroy \(1 inside a replacement: local_file\.home\)\n/);
+    expect(replaced.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply\s+1 added, 0 changed, 1 destroyed \(1 inside a replacement: local_file\.home\)\n/);
+    expect(fs.existsSync(path.join(infraRoot, "protected", "start.html"))).toBe(true);
+
+    await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids.guarded, protectDeletes: true });
+    await updateComponent(t.db, org.actor("engineer"), { id: ids.guarded, spec: { pages: 1, home: "index", motto: "second" } });
+    const held = await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"]);
+    expect(held.code).toBe(0);
+    expect(held.stdout).toContain("local_file.page[1]: Plan to delete (not executed)");
+    expect(held.stdout).toContain("local_file.home: Plan to replace (not executed)");
+    expect(held.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan\s+0 to add, 1 to change, 0 to destroy, 2 protected \(not executed\)\n/);
+    expect(held.stdout).toMatch(/\n {2}apply\s+succeeded\s+builtin apply\s+0 added, 1 changed, 0 destroyed, 2 protected \(not executed\)\n/);
+    expect(held.stdout).toMatch(/\nNot executed \(delete protection is on; a destroy job is the way to delete\):\n {2}± local_file\.home\s+replace \(not executed\)\n {2}- local_file\.page\[1\]\s+delete \(not executed\)\n/);
+    for (const f of ["page-1.txt", "start.html"]) expect(fs.existsSync(path.join(infraRoot, "protected", f))).toBe(true);
+    expect(fs.existsSync(path.join(infraRoot, "protected", "index.html"))).toBe(false);
+
+    const id = jobIdIn(held.stdout);
+    const review = await api.jobs.getPlan(id);
+    expect(review.deletesNotExecuted).toBe(2);
+    const r = await planton(["infra", "job", "plan", id]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Skipped:   2 will not be executed (delete protection is on): 1 replace, 1 delete (local_file.home, local_file.page[1]); a destroy job is the way to delete");
+    expect(r.stdout).toContain("Replace:   local_file.home would be deleted, then created again (not executed)");
+    const marked = r.stdout.split("\n").filter((l) => l.endsWith("(not executed)") && l.startsWith("  ") && /\((delete|replace)\) \(not executed\)$/.test(l));
+    expect(marked.map((l) => l.trim())).toEqual(["± local_file.home (replace) (not executed)", "- local_file.page[1] (delete) (not executed)"]);
+    expect(r.stdout).toContain("local_file.home is not replaced: delete protection is on for this component");
+    expect(r.stdout).toMatch(/\n {2}~ local_file\.motto \(update\)\n/);
   });
 
   it("colour only when asked for (FORCE_COLOR) and never with NO_COLOR", async () => {

@@ -1,6 +1,7 @@
 // Following a job: operation transitions and resource changes as they happen, then a summary that
 // names each operation by the engine command that ran it (`builtin apply`, `tofu apply`, `pulumi up`).
 import type { InfraJob, PlantonClient, ProgressEvent } from "../lib/client";
+import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
 import { ACTION_SYMBOL, actionColor, c, duration, out, plain } from "./output";
 
 export interface ShowOptions {
@@ -17,6 +18,7 @@ interface Summary {
   import?: number;
   forget?: number;
   skippedDeletes?: number;
+  replacements?: string[];
 }
 
 const STATUS_WORD: Record<string, (s: string) => string> = {
@@ -45,12 +47,19 @@ export class Said {
 export async function followJob(api: PlantonClient, jobId: string, show: ShowOptions, opts: { after?: number } = {}): Promise<InfraJob> {
   const summaries = new Map<string, Summary>();
   const changed = new Map<string, { action: string; phase: string; operation: string | null }>();
+  // Planned changes the plan marks not executed (delete protection), by address.
+  const held = new Map<string, string>();
+  const noteHeld = (e: ProgressEvent) => {
+    const p = e.payload as { address?: string; action?: string; phase?: string; notExecuted?: unknown };
+    if (e.type === "resource" && p.phase === "planned" && p.notExecuted) held.set(String(p.address), String(p.action));
+  };
   let outputs: Record<string, { value: unknown; sensitive: boolean }> | null = null;
   let diffShown = false;
   const said = new Said();
 
   for await (const e of api.jobs.streamEvents(jobId, { after: opts.after })) {
     printEvent(e, said);
+    noteHeld(e);
     if (e.type === "summary" && e.operation) summaries.set(e.operation, e.payload as unknown as Summary);
     if (e.type === "outputs") outputs = (e.payload as { outputs: typeof outputs }).outputs;
     if (e.type === "resource") {
@@ -73,7 +82,11 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
   for (let seq = 0; seq < (opts.after ?? 0); ) {
     const page = await api.jobs.events(jobId, seq, 1000);
     if (!page.events.length) break;
-    for (const e of page.events) if (e.seq <= (opts.after ?? 0) && e.type === "summary" && e.operation && !summaries.has(e.operation)) summaries.set(e.operation, e.payload as unknown as Summary);
+    for (const e of page.events) {
+      if (e.seq > (opts.after ?? 0)) continue;
+      noteHeld(e);
+      if (e.type === "summary" && e.operation && !summaries.has(e.operation)) summaries.set(e.operation, e.payload as unknown as Summary);
+    }
     seq = page.events[page.events.length - 1].seq;
   }
   out();
@@ -104,6 +117,11 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
       out(`  ${paint(`${ACTION_SYMBOL[r.action] ?? "?"} ${address.padEnd(width)}`)}  ${r.phase === "errored" ? c.red(`${r.action} failed`) : pastTense(r.action)}`);
     }
   }
+  if (show.showStackSummary && held.size) {
+    out(c.bold("Not executed (delete protection is on; a destroy job is the way to delete):"));
+    const width = Math.max(...[...held.keys()].map((a) => a.length));
+    for (const [address, action] of held) out(`  ${actionColor(action)(`${ACTION_SYMBOL[action] ?? "?"} ${address.padEnd(width)}`)}  ${action} ${c.yellow(NOT_EXECUTED)}`);
+  }
   if (show.showStackDiff && !diffShown) await printStackDiff(api, jobId);
   if (show.showOutputs && outputs && Object.keys(outputs).length) {
     out(c.bold("Outputs:"));
@@ -113,11 +131,12 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
 }
 
 function countsText(s: Summary): string {
-  const parts = [`${s.add} to add`, `${s.change} to change`, `${s.remove} to destroy`];
-  if (/apply|destroy|up$/.test(s.command)) parts.splice(0, 3, `${s.add} added`, `${s.change} changed`, `${s.remove} destroyed`);
+  const inside = s.replacements?.length ? ` (${insideReplacementWords(s.replacements)})` : "";
+  const parts = [`${s.add} to add`, `${s.change} to change`, `${s.remove} to destroy${inside}`];
+  if (/apply|destroy|up$/.test(s.command)) parts.splice(0, 3, `${s.add} added`, `${s.change} changed`, `${s.remove} destroyed${inside}`);
   if (s.import) parts.push(`${s.import} imported`);
   if (s.forget) parts.push(`${s.forget} forgotten`);
-  if (s.skippedDeletes) parts.push(`${s.skippedDeletes} delete${s.skippedDeletes === 1 ? "" : "s"} not executed`);
+  if (s.skippedDeletes) parts.push(skippedWords(s.skippedDeletes));
   return parts.join(", ");
 }
 
@@ -174,6 +193,7 @@ export function printEvent(e: ProgressEvent, said = new Said()): void {
 interface PlannedChange {
   address: string;
   action: string;
+  not_executed?: { message: string };
   change?: { before: unknown; after: unknown; before_sensitive?: unknown; after_sensitive?: unknown };
 }
 
@@ -197,7 +217,7 @@ export async function printStackDiff(api: PlantonClient, jobId: string): Promise
   out(c.bold(`Stack diff (plan sha256 ${review.checksum}):`));
   if (!changes.length) out("  No changes.");
   for (const ch of changes) {
-    out(`  ${actionColor(ch.action)(`${ACTION_SYMBOL[ch.action] ?? "?"} ${ch.address}`)} (${ch.action})`);
+    out(`  ${actionColor(ch.action)(`${ACTION_SYMBOL[ch.action] ?? "?"} ${ch.address}`)} (${ch.action})${ch.not_executed ? c.yellow(` ${NOT_EXECUTED}`) : ""}`);
     for (const line of attributeDiff(ch.change)) out(`      ${line}`);
   }
   return true;

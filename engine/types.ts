@@ -1,7 +1,8 @@
 /** Public types of the builtin engine. Everything here is plain JSON-compatible data. */
+import type { NotExecuted } from "../lib/delete-protection";
 import type { Value, Attrs } from "./values";
 
-export type { Value, Attrs };
+export type { Value, Attrs, NotExecuted };
 
 // ---------------------------------------------------------------- state (OpenTofu v4 layout)
 
@@ -95,6 +96,8 @@ export interface UiChange {
   reason?: string;
   previous_resource?: UiResourceAddr;
   importing?: { id: string };
+  /** Shown in the plan but not carried out (delete protection). */
+  not_executed?: NotExecuted;
 }
 
 interface UiBase {
@@ -112,7 +115,7 @@ export type UiMessage = UiBase &
     | { type: "resource_drift"; change: UiChange }
     | {
         type: "change_summary";
-        changes: { add: number; change: number; import: number; remove: number; forget: number; operation: "plan" | "apply" | "destroy" };
+        changes: ChangeSummary & { operation: "plan" | "apply" | "destroy" };
       }
     | { type: "apply_start"; hook: { resource: UiResourceAddr; action: ChangeAction; id_key?: string; id_value?: string } }
     | { type: "apply_progress"; hook: { resource: UiResourceAddr; action: ChangeAction; elapsed_seconds: number } }
@@ -155,6 +158,11 @@ export interface PlanRequest {
   destroy?: boolean;
   /** Skip refreshing; the plan then says delete_operations_computed: false. */
   refresh?: boolean;
+  /**
+   * Delete protection: a plan that is not a destroy keeps its deletes and replaces, marked
+   * not_executed, and apply leaves them out. A destroy plan ignores it.
+   */
+  protectDeletes?: boolean;
 }
 
 export interface ApplyOptions extends Omit<EngineOptions, "moduleDir" | "variables"> {
@@ -164,12 +172,17 @@ export interface ApplyOptions extends Omit<EngineOptions, "moduleDir" | "variabl
   signal?: AbortSignal;
 }
 
+/** Counts of what executes (or executed); changes marked not_executed are counted only in skipped_deletes. */
 export interface ChangeSummary {
   add: number;
   change: number;
   import: number;
   remove: number;
   forget: number;
+  /** Deletes and replaces left out under delete protection (present when there are any). */
+  skipped_deletes?: number;
+  /** Addresses of replacements: each one's delete is counted in remove, its create in add (present when there are any). */
+  replacements?: string[];
 }
 
 export interface ResourceChange {
@@ -196,6 +209,8 @@ export interface ResourceChange {
   };
   /** Addresses (resource level) this change must wait for during apply. */
   depends_on: string[];
+  /** Shown in the plan but never carried out by apply (delete protection), with the reason and the fix. */
+  not_executed?: NotExecuted;
 }
 
 export interface OutputChange {

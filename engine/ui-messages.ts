@@ -1,4 +1,5 @@
-import type { UiChange, ChangeAction, ChangeSummary, Diagnostic, StateOutput, UiMessage, UiResourceAddr } from "./types";
+import { NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
+import type { UiChange, ChangeAction, ChangeSummary, Diagnostic, NotExecuted, StateOutput, UiMessage, UiResourceAddr } from "./types";
 import { parseInstanceAddress } from "./state/state";
 import { ENGINE_VERSION, UI_VERSION } from "./version";
 
@@ -55,13 +56,14 @@ export class Ui {
     this.send(level, message, { type: "log" });
   }
 
-  plannedChange(address: string, action: ChangeAction, extra: { reason?: string; previous?: string; importId?: string } = {}): void {
+  plannedChange(address: string, action: ChangeAction, extra: { reason?: string; previous?: string; importId?: string; notExecuted?: NotExecuted } = {}): void {
     const change: UiChange = { resource: resourceAddr(address), action };
     if (extra.reason) change.reason = extra.reason;
     if (extra.previous) change.previous_resource = resourceAddr(extra.previous);
     if (extra.importId !== undefined) change.importing = { id: extra.importId };
+    if (extra.notExecuted) change.not_executed = extra.notExecuted;
     const msg = action === "move" && extra.previous ? `${extra.previous}: Plan to move to ${address}` : `${address}: ${PLAN_WORDS[action]}`;
-    this.send("info", msg, { type: "planned_change", change });
+    this.send(extra.notExecuted ? "warn" : "info", extra.notExecuted ? `${msg} ${NOT_EXECUTED}` : msg, { type: "planned_change", change });
   }
 
   drift(address: string, action: ChangeAction): void {
@@ -72,11 +74,12 @@ export class Ui {
     let msg: string;
     const imp = c.import > 0;
     const forget = c.forget > 0 ? `, ${c.forget} to forget` : "";
+    const skipped = c.skipped_deletes ? `, ${skippedWords(c.skipped_deletes)}` : "";
     if (operation === "plan") {
-      msg = `Plan: ${imp ? `${c.import} to import, ` : ""}${c.add} to add, ${c.change} to change, ${c.remove} to destroy${forget}.`;
+      msg = `Plan: ${imp ? `${c.import} to import, ` : ""}${c.add} to add, ${c.change} to change, ${c.remove} to destroy${forget}${skipped}.`;
     } else if (operation === "apply") {
       const forgot = c.forget > 0 ? `, ${c.forget} forgotten` : "";
-      msg = `Apply complete! Resources: ${imp ? `${c.import} imported, ` : ""}${c.add} added, ${c.change} changed, ${c.remove} destroyed${forgot}.`;
+      msg = `Apply complete! Resources: ${imp ? `${c.import} imported, ` : ""}${c.add} added, ${c.change} changed, ${c.remove} destroyed${forgot}${skipped}.`;
     } else msg = `Destroy complete! Resources: ${c.remove} destroyed.`;
     this.send("info", msg, { type: "change_summary", changes: { ...c, operation } });
   }

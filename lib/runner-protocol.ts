@@ -1,6 +1,7 @@
 // The runner protocol (REST, /api/runner/v1): the only thing a runner and the server share.
 // Runners never import server code; the server never reaches into a runner.
 import { z } from "zod";
+import type { NotExecuted } from "./delete-protection";
 
 export const RUNNER_API = "/api/runner/v1";
 
@@ -66,6 +67,8 @@ export interface ResourcePayload {
   after?: unknown;
   message?: string;
   elapsedSeconds?: number;
+  /** A planned change that will not be carried out (delete protection), with the reason and the fix. */
+  notExecuted?: NotExecuted;
 }
 export interface SummaryPayload {
   /** The engine command that ran, e.g. `builtin apply`, `tofu apply`, `pulumi up`. */
@@ -74,8 +77,10 @@ export interface SummaryPayload {
   change: number;
   remove: number;
   import?: number;
-  /** Deletes shown but not carried out under delete protection. */
+  /** Deletes and replaces shown but not carried out under delete protection (not in add or remove). */
   skippedDeletes?: number;
+  /** Addresses of replacements: each one's delete is counted in remove, its create in add. */
+  replacements?: string[];
 }
 export interface OutputsPayload {
   /** Sensitive values appear only as `$secret/<name>` references. */

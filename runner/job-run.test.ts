@@ -195,6 +195,11 @@ describe("a claimed builtin job, run against a stand-in server", () => {
     const planSummary = events().find((e) => e.type === "summary" && e.operation === "preview")!.payload;
     expect(planSummary).toMatchObject({ command: "builtin plan", remove: 0, skippedDeletes: 1 });
     expect(events().some((e) => e.type === "log" && String(e.payload.line).includes("local_file.robots: Plan to delete (not executed)"))).toBe(true);
+    const planned = events().find((e) => e.type === "resource" && e.payload.address === "local_file.robots" && e.payload.phase === "planned")!;
+    expect(planned.payload.notExecuted).toMatchObject({ reason: "delete_protection", message: expect.stringContaining("local_file.robots is not deleted") });
+    // The uploaded plan is the engine's own: the delete stays in it, marked, for the reviewer to see.
+    const saved = JSON.parse(new TextDecoder().decode([...server.artifacts.values()].at(-1)));
+    expect(saved.resource_changes.find((c: { address: string }) => c.address === "local_file.robots")).toMatchObject({ action: "delete", not_executed: { reason: "delete_protection" } });
     expect(server.state!.resources.some((x) => x.type === "local_file" && x.name === "robots")).toBe(true);
   });
 });

@@ -62,10 +62,25 @@ describe("translate: engine UI lines → progress events", () => {
     expect(res(10)).toMatchObject({ action: "read", phase: "complete" });
   });
 
-  it("makes a summary naming the engine command, with counts and skipped deletes", () => {
-    const evs = translateUiLine(SAMPLES[4]!, { command: "builtin plan", skippedDeletes: 2 });
+  it("makes a summary naming the engine command, with counts", () => {
+    const evs = translateUiLine(SAMPLES[4]!, { command: "builtin plan" });
     expect(types(evs)).toEqual(["log", "summary"]);
-    expect(evs[1]!.payload).toEqual({ command: "builtin plan", add: 1, change: 0, remove: 0, skippedDeletes: 2 });
+    expect(evs[1]!.payload).toEqual({ command: "builtin plan", add: 1, change: 0, remove: 0 });
+  });
+
+  it("carries delete protection's not-executed mark into the resource event and the skipped deletes and replacements into the summary", () => {
+    const notExecuted = { reason: "delete_protection" as const, message: "local_file.robots is not deleted: …" };
+    const planned: UiMessage = { ...base, "@level": "warn", "@message": "local_file.robots: Plan to delete (not executed)", type: "planned_change", change: { resource: addr("local_file.robots"), action: "delete", not_executed: notExecuted } };
+    const [log, res] = translateUiLine(planned, { command: "builtin plan" });
+    expect(log!.payload.line).toContain("local_file.robots: Plan to delete (not executed)");
+    expect(res!.payload).toEqual({ address: "local_file.robots", type: "local_file", action: "delete", phase: "planned", message: "local_file.robots: Plan to delete (not executed)", notExecuted });
+    const summary: UiMessage = {
+      ...base,
+      "@message": "Plan: 1 to add, 0 to change, 1 to destroy, 2 protected (not executed).",
+      type: "change_summary",
+      changes: { add: 1, change: 0, import: 0, remove: 1, forget: 0, skipped_deletes: 2, replacements: ["local_file.page"], operation: "plan" },
+    };
+    expect(translateUiLine(summary, { command: "builtin plan" })[1]!.payload).toEqual({ command: "builtin plan", add: 1, change: 0, remove: 1, skippedDeletes: 2, replacements: ["local_file.page"] });
   });
 
   it("makes a diagnostic event with severity, summary, detail and range", () => {

@@ -11,8 +11,6 @@ type ResourceAction = ResourcePayload["action"];
 export interface TranslateContext {
   /** The engine command this step ran, e.g. `builtin apply`, `tofu plan`. */
   command: string;
-  /** Deletes shown but not carried out under delete protection. */
-  skippedDeletes?: number;
 }
 
 function action(a: unknown): ResourceAction {
@@ -40,7 +38,14 @@ export function translateUiLine(line: UiMessage, ctx: TranslateContext): EventDr
   const out: EventDraft[] = [log(human, line["@level"])];
   switch (line.type) {
     case "planned_change":
-      out.push(resource(line.change.resource, { action: action(line.change.action), phase: "planned", message: line["@message"] }));
+      out.push(
+        resource(line.change.resource, {
+          action: action(line.change.action),
+          phase: "planned",
+          message: line["@message"],
+          ...(line.change.not_executed ? { notExecuted: line.change.not_executed } : {}),
+        }),
+      );
       break;
     case "resource_drift":
       out.push(resource(line.change.resource, { action: action(line.change.action), phase: "drift", message: line["@message"] }));
@@ -68,7 +73,8 @@ export function translateUiLine(line: UiMessage, ctx: TranslateContext): EventDr
       const summary: SummaryPayload & { forget?: number } = { command: ctx.command, add: c.add, change: c.change, remove: c.remove };
       if (c.import) summary.import = c.import;
       if (c.forget) summary.forget = c.forget;
-      if (ctx.skippedDeletes) summary.skippedDeletes = ctx.skippedDeletes;
+      if (c.skipped_deletes) summary.skippedDeletes = c.skipped_deletes;
+      if (c.replacements?.length) summary.replacements = c.replacements;
       out.push({ type: "summary", payload: { ...summary } });
       break;
     }
@@ -177,7 +183,6 @@ export function translatePulumiEvent(ev: Record<string, unknown>, ctx: Translate
   if (summary) {
     const counts = pulumiCounts(summary.resourceChanges ?? {});
     const payload: SummaryPayload = { command: ctx.command, ...counts };
-    if (ctx.skippedDeletes) payload.skippedDeletes = ctx.skippedDeletes;
     return [
       log(`\x1b[1mResources: ${counts.add} to create, ${counts.change} to update, ${counts.remove} to delete\x1b[0m`),
       { type: "summary", payload: { ...payload } },
@@ -199,7 +204,7 @@ export function translatePulumiPreview(doc: Record<string, unknown>, ctx: Transl
   const counts = pulumiCounts((doc.changeSummary as Record<string, number> | undefined) ?? {});
   out.push(log(`\x1b[1mResources: ${counts.add} to create, ${counts.change} to update, ${counts.remove} to delete\x1b[0m`), {
     type: "summary",
-    payload: { command: ctx.command, ...counts, ...(ctx.skippedDeletes ? { skippedDeletes: ctx.skippedDeletes } : {}) },
+    payload: { command: ctx.command, ...counts },
   });
   return out;
 }

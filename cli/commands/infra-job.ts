@@ -2,6 +2,7 @@
 import { Command, Option } from "commander";
 import type { CreatedJob, InfraJob, PlanReview, PlantonClient } from "../../lib/client";
 import { isOperation, OPERATIONS, unknownOperationMessage } from "../../lib/runner-protocol";
+import { NOT_EXECUTED, notExecutedWords } from "../../lib/delete-protection";
 import { client } from "../config";
 import { followJob, printStackDiff, type ShowOptions } from "../follow";
 import { ACTION_SYMBOL, actionColor, c, duration, out, Refusal, table } from "../output";
@@ -52,11 +53,18 @@ async function afterStart(api: PlantonClient, job: CreatedJob, flags: RunFlags, 
   exitFor(await followJob(api, job.id, flags));
 }
 
+/** "2 will not be executed (delete protection is on): 1 delete, 1 replace (local_file.a, local_file.b)". */
+function notExecutedLine(plan: PlanReview): string {
+  const held = plan.operations.filter((o) => !o.executes).map((o) => o.address);
+  return `${plan.deletesNotExecuted} will not be executed (delete protection is on): ${notExecutedWords(plan.counts.notExecuted)} (${held.join(", ")}); a destroy job is the way to delete`;
+}
+
 function printPlanCounts(plan: PlanReview): void {
   const counts = Object.entries(plan.counts.byAction);
   out(`Plan of job ${plan.jobId}: sha256 ${c.bold(plan.checksum)} (${plan.verification === "verified" ? c.green("verified") : c.red("checksum mismatch")})`);
   out(`  Changes: ${counts.length ? counts.map(([a, n]) => `${n} to ${a}`).join(", ") : "none"}`);
-  if (plan.deletesNotExecuted) out(c.yellow(`  ${plan.deletesNotExecuted} planned delete${plan.deletesNotExecuted === 1 ? "" : "s"} will not be executed (delete protection).`));
+  if (plan.deletesNotExecuted) out(c.yellow(`  ${notExecutedLine(plan)}`));
+  if (plan.destroy) out("  This is a destroy: it deletes everything, whatever the delete protection.");
   if (!plan.deleteOperationsComputed) out(c.yellow("  Deletes were not computed: the plan could not enumerate what exists, so “no deletes” is not known."));
 }
 
@@ -216,11 +224,18 @@ export function infraJobCommand(): Command {
           ? "  Deletes:   computed"
           : c.yellow("  Deletes:   NOT computed — the plan could not enumerate what exists (for example, refresh was skipped), so zero deletes does not mean none are needed"),
       );
-      if (plan.deletesNotExecuted) out(c.yellow(`  Skipped:   ${plan.deletesNotExecuted} delete${plan.deletesNotExecuted === 1 ? "" : "s"} will not be executed (delete protection); run a destroy job to delete`));
+      if (plan.destroy) out("  Destroy:   this plan deletes everything; delete protection never holds a destroy back");
+      if (plan.deletesNotExecuted) out(c.yellow(`  Skipped:   ${notExecutedLine(plan)}`));
+      for (const r of plan.deletesInsideReplacements) {
+        out(r.executes ? `  Replace:   ${r.address} is deleted, then created again` : c.yellow(`  Replace:   ${r.address} would be deleted, then created again ${NOT_EXECUTED}`));
+      }
       for (const note of plan.notes) out(c.yellow(`  Note:      ${note}`));
       out(c.bold("Operations, in order:"));
       if (!plan.operations.length) out("  No changes.");
-      for (const op of plan.operations) out(`  ${actionColor(op.action)(`${ACTION_SYMBOL[op.action] ?? "?"} ${op.address}`)} (${op.action})${op.executes ? "" : c.yellow(" (not executed)")}`);
+      for (const op of plan.operations) {
+        out(`  ${actionColor(op.action)(`${ACTION_SYMBOL[op.action] ?? "?"} ${op.address}`)} (${op.action})${op.executes ? "" : c.yellow(` ${NOT_EXECUTED}`)}`);
+        if (op.notExecuted) out(c.dim(`      ${op.notExecuted.message}`));
+      }
       if (o.showStackDiff) await printStackDiff(api, jobId);
     });
 

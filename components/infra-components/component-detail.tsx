@@ -5,6 +5,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Check, Minus } from "lucide-react";
 import { toast } from "sonner";
+import { PROTECT_DELETES_EXPLAIN } from "@/lib/delete-protection";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge, envTone } from "@/components/ui/badge";
@@ -176,6 +177,7 @@ function ConfigurationTab({ id }: { id: string }) {
                     </li>
                   ))}
                 </ul>
+                {p.toggles.protectDeletes && <p className="text-xs text-slate-600">{PROTECT_DELETES_EXPLAIN}</p>}
                 <div className="rounded-md bg-slate-50 p-3 text-xs text-slate-600">
                   <div className="mb-1 font-medium text-slate-700">Selectors visited</div>
                   <ol className="space-y-0.5">

@@ -10,6 +10,7 @@ import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { messageOf } from "@/components/ui/errors";
 import { LoadingState } from "@/components/ui/page";
+import { NOT_EXECUTED } from "@/lib/delete-protection";
 import { ACTION_SYMBOL } from "./job-ui";
 
 export interface ApprovableJob {
@@ -52,7 +53,9 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
     }),
   );
   const p = plan.data;
-  const byAction = p ? Object.entries(p.counts.byAction) : [];
+  // What runs, by action; what delete protection leaves out is counted apart.
+  const byAction = p ? Object.entries(p.counts.byAction).map(([action, n]) => [action, n - (p.counts.notExecuted[action] ?? 0)] as const).filter(([, n]) => n > 0) : [];
+  const held = p ? Object.entries(p.counts.notExecuted) : [];
   const blocked = !manualStart && (!p || p.verification !== "verified");
 
   return (
@@ -88,22 +91,39 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
         p && (
           <div className="space-y-3 text-sm">
             <div className="flex flex-wrap gap-2" aria-label="Plan counts">
-              {byAction.length === 0 && <span className="text-slate-600">No changes: the apply will change nothing.</span>}
+              {byAction.length === 0 && <span className="text-slate-600">{held.length ? "Nothing to apply; held back:" : "No changes: the apply will change nothing."}</span>}
               {byAction.map(([action, n]) => (
                 <span key={action} className="rounded-md bg-slate-100 px-2 py-1 font-medium" data-action={action}>
                   <span className={`font-mono ${ACTION_SYMBOL[action]?.className ?? ""}`}>{ACTION_SYMBOL[action]?.symbol ?? action}</span> {n} to {action}
                 </span>
               ))}
+              {held.map(([action, n]) => (
+                <span key={`held-${action}`} className="rounded-md bg-amber-50 px-2 py-1 font-medium text-amber-900 ring-1 ring-amber-200" data-action={action} data-executes="false">
+                  <span className="font-mono">{ACTION_SYMBOL[action]?.symbol ?? action}</span> {n} to {action} {NOT_EXECUTED}
+                </span>
+              ))}
             </div>
             {p.operations.length > 0 && (
-              <ul className="max-h-48 space-y-0.5 overflow-y-auto rounded-md bg-slate-50 p-2 font-mono text-xs" aria-label="Resources to change">
+              <ul className="max-h-60 space-y-1 overflow-y-auto rounded-md bg-slate-50 p-2 font-mono text-xs" aria-label="Resources to change">
                 {p.operations.map((o) => (
-                  <li key={o.address + o.action}>
+                  <li key={o.address + o.action} data-executes={o.executes}>
                     <span className={ACTION_SYMBOL[o.action]?.className}>{(ACTION_SYMBOL[o.action]?.symbol ?? o.action).padEnd(2)}</span> {o.address}
-                    {!o.executes && <span className="ml-2 text-amber-700">(protected: will not run)</span>}
+                    {!o.executes && <span className="ml-2 font-semibold text-amber-700">{NOT_EXECUTED}</span>}
+                    {o.notExecuted && <p className="ml-4 mt-0.5 whitespace-normal font-sans text-amber-800">{o.notExecuted.message}</p>}
                   </li>
                 ))}
               </ul>
+            )}
+            {p.deletesInsideReplacements.some((r) => r.executes) && (
+              <p className="text-xs text-slate-600">
+                Deleted inside a replacement (deleted, then created again):{" "}
+                <span className="font-mono">
+                  {p.deletesInsideReplacements
+                    .filter((r) => r.executes)
+                    .map((r) => r.address)
+                    .join(", ")}
+                </span>
+              </p>
             )}
             <div>
               <div className="text-xs font-medium text-slate-500">Plan checksum (SHA-256) — the apply runs exactly this plan</div>
@@ -112,7 +132,12 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
               </code>
               <div className={`mt-1 text-xs ${p.verification === "verified" ? "text-emerald-700" : "text-rose-700"}`}>{p.verification === "verified" ? "Verified against the stored plan." : "Does not match the stored plan."}</div>
             </div>
-            {p.deletesNotExecuted > 0 && <p className="text-xs text-amber-800">{p.deletesNotExecuted} delete(s) are shown but will not run: deletes are protected by flow control.</p>}
+            {p.deletesNotExecuted > 0 && (
+              <p className="text-xs text-amber-800" data-testid="not-executed-note">
+                {p.deletesNotExecuted} {p.deletesNotExecuted === 1 ? "change is" : "changes are"} shown but will not run: delete protection is on for this component, so approving applies the rest and leaves these in place. A destroy job is the way to delete.
+              </p>
+            )}
+            {p.destroy && <p className="text-xs text-rose-800">This is a destroy: it deletes everything listed, whatever the delete protection.</p>}
             {p.notes.map((n) => (
               <p key={n} className="flex gap-1.5 text-xs text-amber-800">
                 <AlertTriangle className="h-3.5 w-3.5 shrink-0" /> {n}

@@ -2,6 +2,7 @@
 import { Fragment, useState } from "react";
 import dynamic from "next/dynamic";
 import { ChevronRight } from "lucide-react";
+import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "@/lib/delete-protection";
 import type { ProgressEvent, ResourcePayload, SummaryPayload } from "@/lib/runner-protocol";
 import { cn } from "@/components/ui/cn";
 import { LoadingState } from "@/components/ui/page";
@@ -57,10 +58,16 @@ export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps:
                 {state[0].toUpperCase() + state.slice(1)}
               </span>
               <span className="flex flex-1 flex-wrap gap-2 text-xs">
-                {Object.entries(counts).map(([a, n]) => (
+                {Object.entries(counts.executes).map(([a, n]) => (
                   <span key={a} className={cn("font-mono", ACTION_SYMBOL[a]?.className)}>
                     {ACTION_SYMBOL[a]?.symbol ?? a}
                     {n}
+                  </span>
+                ))}
+                {Object.entries(counts.held).map(([a, n]) => (
+                  <span key={`held-${a}`} className="font-mono text-amber-700" title={`${n} ${a} ${NOT_EXECUTED}: delete protection`}>
+                    {ACTION_SYMBOL[a]?.symbol ?? a}
+                    {n} {NOT_EXECUTED}
                   </span>
                 ))}
                 {s.reason && state !== "succeeded" && <span className="truncate text-slate-500">{s.reason}</span>}
@@ -93,6 +100,8 @@ interface ResourceRow {
   message?: string;
   before?: unknown;
   after?: unknown;
+  /** Planned but never carried out (delete protection): the reason and the fix. */
+  notExecuted?: ResourcePayload["notExecuted"];
 }
 
 /** One row per address: its latest action and phase, and the before/after it was planned with. */
@@ -110,20 +119,26 @@ export function resourceRows(events: ProgressEvent[], step: string): ResourceRow
       message: p.message?.replace(`${p.address}: `, "") ?? prev?.message,
       before: p.before !== undefined ? p.before : prev?.before,
       after: p.after !== undefined ? p.after : prev?.after,
+      notExecuted: p.notExecuted ?? prev?.notExecuted,
     });
   }
   return [...rows.values()];
 }
 
+/** Counts by action of what runs, and apart from it what delete protection leaves out. */
 function countByAction(rows: ResourceRow[]) {
-  const counts: Record<string, number> = {};
-  for (const r of rows) if (r.action !== "noop" && r.action !== "read") counts[r.action] = (counts[r.action] ?? 0) + 1;
+  const counts: { executes: Record<string, number>; held: Record<string, number> } = { executes: {}, held: {} };
+  for (const r of rows) {
+    if (r.action === "noop" || r.action === "read") continue;
+    const into = r.notExecuted ? counts.held : counts.executes;
+    into[r.action] = (into[r.action] ?? 0) + 1;
+  }
   return counts;
 }
 
 const PHASE_LABEL: Record<string, string> = { planned: "planned", drift: "drift found", start: "in progress", progress: "in progress", complete: "done", errored: "errored" };
 
-function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Record<string, number> }) {
+function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: ReturnType<typeof countByAction> }) {
   const [diff, setDiff] = useState<string | null>(null);
   if (!rows.length) return null;
   return (
@@ -131,12 +146,17 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Record
       <header className="flex items-center justify-between border-b border-slate-100 px-3 py-2 text-sm">
         <span className="font-medium text-slate-800">Resource changes</span>
         <span className="flex gap-3 text-xs text-slate-600">
-          {Object.entries(counts).map(([a, n]) => (
+          {Object.entries(counts.executes).map(([a, n]) => (
             <span key={a}>
               <span className={cn("font-mono font-semibold", ACTION_SYMBOL[a]?.className)}>{ACTION_SYMBOL[a]?.symbol ?? a}</span> {n} {a}
             </span>
           ))}
-          {!Object.keys(counts).length && "no changes"}
+          {Object.entries(counts.held).map(([a, n]) => (
+            <span key={`held-${a}`} className="text-amber-800">
+              <span className="font-mono font-semibold">{ACTION_SYMBOL[a]?.symbol ?? a}</span> {n} {a} {NOT_EXECUTED}
+            </span>
+          ))}
+          {!Object.keys(counts.executes).length && !Object.keys(counts.held).length && "no changes"}
         </span>
       </header>
       <table className="w-full text-sm">
@@ -154,7 +174,7 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Record
         <tbody className="divide-y divide-slate-100">
           {rows.map((r) => (
             <Fragment key={r.address}>
-              <tr data-address={r.address}>
+              <tr data-address={r.address} data-executes={!r.notExecuted}>
                 <td className={cn("px-3 py-1.5 font-mono font-semibold", ACTION_SYMBOL[r.action]?.className)} title={r.action}>
                   {ACTION_SYMBOL[r.action]?.symbol ?? r.action}
                 </td>
@@ -163,6 +183,7 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Record
                 <td className={cn("px-3 py-1.5 text-xs", r.phase === "errored" ? "text-rose-700" : r.phase === "complete" ? "text-emerald-700" : "text-slate-600")}>
                   {PHASE_LABEL[r.phase] ?? r.phase}
                   {r.message && <span className="text-slate-500"> · {r.message}</span>}
+                  {r.notExecuted && <span className="mt-0.5 block text-amber-800">{r.notExecuted.message}</span>}
                 </td>
                 <td className="px-3 py-1.5 text-right">
                   {(r.before !== undefined || r.after !== undefined) && (
@@ -222,8 +243,9 @@ function StepSummaries({ events, step }: { events: ProgressEvent[]; step: string
           return (
             <li key={e.seq} className="text-slate-700">
               <span className="font-mono font-medium">{s.command}</span>: {s.add} to add, {s.change} to change, {s.remove} to remove
+              {s.replacements?.length ? ` (${insideReplacementWords(s.replacements)})` : ""}
               {s.import ? `, ${s.import} to import` : ""}
-              {s.skippedDeletes ? ` (${s.skippedDeletes} protected deletes not run)` : ""}
+              {s.skippedDeletes ? `, ${skippedWords(s.skippedDeletes)}` : ""}
             </li>
           );
         }

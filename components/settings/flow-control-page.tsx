@@ -14,6 +14,7 @@ import { Checkbox, SelectField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { PROTECT_DELETES_EXPLAIN } from "@/lib/delete-protection";
 import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
 
 type ToggleName = "manualStart" | "skipRefresh" | "previewBeforeApply" | "pauseBeforeApply" | "protectDeletes";
@@ -25,7 +26,7 @@ export const TOGGLES: { name: ToggleName; label: string; explain: string }[] = [
   { name: "skipRefresh", label: "Skip refresh", explain: "Jobs do not re-read real resources first; faster, but drift goes unnoticed." },
   { name: "previewBeforeApply", label: "Preview before apply", explain: "Update and destroy jobs show the planned changes before making them." },
   { name: "pauseBeforeApply", label: "Pause before apply", explain: "Update and destroy jobs wait after their preview for an approval of that exact plan; the preview runs even with Preview before apply off, since an approval is bound to a plan's checksum." },
-  { name: "protectDeletes", label: "Protect deletes", explain: "Destroy jobs and plans that delete resources are refused." },
+  { name: "protectDeletes", label: "Protect deletes", explain: PROTECT_DELETES_EXPLAIN },
 ];
 
 const SELECTOR_TONE: Record<Selector, BadgeTone> = { platform: "gray", organization: "blue", environment: "yellow", component: "indigo" };

@@ -83,7 +83,10 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
     }
   }
 
-  const changes = saved.resource_changes.filter((c) => c.action !== "forget" && c.action !== "noop" && c.action !== "move");
+  // A change the plan marks not executed (delete protection) is never carried out.
+  const changes = saved.resource_changes.filter((c) => !c.not_executed && c.action !== "forget" && c.action !== "noop" && c.action !== "move");
+  const skipped = saved.resource_changes.filter((c) => c.not_executed).length;
+  if (skipped) done.skipped_deletes = skipped;
   const g = new Graph();
   const byAddr = new Map(changes.map((c) => [c.address, c]));
   const base = (a: string) => a.replace(/\[\d+\]$/, "");
@@ -126,6 +129,7 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   for (const d of diagnostics) ui.diagnostic(d);
   const status: ApplyResult["status"] = result.failed.size ? "errored" : result.aborted ? "cancelled" : "applied";
   if (status === "cancelled") ui.log(`Apply cancelled: ${result.notStarted.length} resource(s) were not started; state was saved.`, "warn");
+  done.replacements?.sort();
   ui.summary(done, saved.operation === "destroy" ? "destroy" : "apply");
   ui.outputs(lastPersisted.outputs);
   return {
@@ -209,6 +213,7 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
     case "replace":
       await destroy();
       done.remove++;
+      (done.replacements ??= []).push(c.address);
       await write(null, "create");
       done.add++;
       return;

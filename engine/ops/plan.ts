@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { DELETE_PROTECTION, protectedDeleteMessage, protectedReplaceMessage } from "../../lib/delete-protection";
 import { evaluate } from "../config/evaluate";
 import { loadModule, type ResourceConfig } from "../config/module";
 import { EngineError } from "../errors";
@@ -39,17 +40,34 @@ const TF_ACTIONS: Record<ChangeAction, string[]> = {
   forget: ["forget"],
 };
 
+/** Counts what will execute; changes marked not_executed count only as skipped deletes. */
 export function summarize(changes: ResourceChange[]): ChangeSummary {
   const s: ChangeSummary = { add: 0, change: 0, import: 0, remove: 0, forget: 0 };
+  let skipped = 0;
+  const replacements: string[] = [];
   for (const c of changes) {
+    if (c.not_executed) {
+      skipped++;
+      continue;
+    }
     if (c.change.importing) s.import++;
     if (c.action === "create") s.add++;
     if (c.action === "update") s.change++;
     if (c.action === "delete") s.remove++;
-    if (c.action === "replace") (s.add++, s.remove++);
+    if (c.action === "replace") (s.add++, s.remove++, replacements.push(c.address));
     if (c.action === "forget") s.forget++;
   }
+  if (skipped) s.skipped_deletes = skipped;
+  if (replacements.length) s.replacements = replacements;
   return s;
+}
+
+/** Delete protection: in a plan that is not a destroy, deletes and replaces stay in view but are marked not to execute. */
+function protect(c: ResourceChange): ResourceChange {
+  if (c.action === "delete") return { ...c, not_executed: { reason: DELETE_PROTECTION, message: protectedDeleteMessage(c.address) } };
+  // A replace is left out whole: its delete would destroy the protected object, a create alone would collide with it.
+  if (c.action === "replace") return { ...c, not_executed: { reason: DELETE_PROTECTION, message: protectedReplaceMessage(c.address) } };
+  return c;
 }
 
 interface Pending {
@@ -220,7 +238,10 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     });
   }
 
-  const changes = orderChanges(pending).map((p) => toResourceChange(ctx, p));
+  const protectDeletes = !!req.protectDeletes && !req.destroy;
+  const changes = orderChanges(pending)
+    .map((p) => toResourceChange(ctx, p))
+    .map((c) => (protectDeletes ? protect(c) : c));
 
   const outputChanges: Record<string, OutputChange> = {};
   const valueScope = makeScope(ctx, (a) => planned.get(a));
@@ -250,6 +271,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
       reason: c.action_reason === "replace_because_cannot_update" ? "cannot_update" : c.action_reason,
       previous: c.previous_address,
       importId: c.change.importing?.id,
+      notExecuted: c.not_executed,
     });
   }
   const summary = summarize(changes);
@@ -275,7 +297,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     prior_state: refreshed,
     configuration: { files: mod.files },
     delete_operations_computed: doRefresh || !prior,
-    applyable: changes.some((c) => c.action !== "noop") || Object.values(outputChanges).some((o) => o.actions[0] !== "no-op"),
+    applyable: changes.some((c) => c.action !== "noop" && !c.not_executed) || Object.values(outputChanges).some((o) => o.actions[0] !== "no-op"),
     summary,
   };
   const bytes = encodePlan(saved);

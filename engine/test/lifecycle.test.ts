@@ -78,7 +78,7 @@ describe("plan and apply", () => {
     expect(byAddr["local_file.f"]!.change.replace_paths).toEqual([["filename"]]);
     expect(byAddr["terraform_data.t"]!.action).toBe("update");
     expect(ui.ofType("planned_change").find((l) => l.change.resource.addr === "local_file.f")!.change).toMatchObject({ action: "replace", reason: "cannot_update" });
-    expect(ui.ofType("change_summary")[0]!.changes).toEqual({ add: 1, change: 1, import: 0, remove: 1, forget: 0, operation: "plan" });
+    expect(ui.ofType("change_summary")[0]!.changes).toEqual({ add: 1, change: 1, import: 0, remove: 1, forget: 0, replacements: ["local_file.f"], operation: "plan" });
     const ui2 = collector();
     const r = await apply({ ...next, emit: ui2.emit }, p.plan);
     expect(r.status).toBe("applied");

@@ -1,8 +1,9 @@
 // The shapes the public REST API (/api/v1) answers with, as a script sees them (dates as ISO strings).
+import type { NotExecuted } from "../delete-protection";
 import type { JobActions } from "../job-actions";
 import type { JobOperationKind, JobResult, JobStatus, ProgressEvent, StepName } from "../runner-protocol";
 
-export type { JobActions, ProgressEvent };
+export type { JobActions, NotExecuted, ProgressEvent };
 
 export interface InfraJobSummary {
   id: string;
@@ -34,7 +35,8 @@ export interface JobOperation {
   reason: string | null;
   startedAt: string | null;
   endedAt: string | null;
-  plan: { artifactId: string; sha256: string } | null;
+  /** A preview's saved plan: its checksum and the counts the runner reported (skippedDeletes: what delete protection leaves out). */
+  plan: { artifactId: string; sha256: string; summary?: Record<string, unknown> } | null;
 }
 
 export interface ArtifactRef {
@@ -82,18 +84,33 @@ export interface PreflightResult {
   reports: (PreflightReport & { environment: string })[];
 }
 
+/** One operation of a saved plan: whether apply carries it out, and if not, why (with the fix). */
+export interface PlanOperation {
+  address: string;
+  type: string;
+  action: string;
+  executes: boolean;
+  notExecuted: NotExecuted | null;
+}
+
 /** The review document of a job's saved plan (spec: runs-and-plans-api.md). */
 export interface PlanReview {
   jobId: string;
   artifactId: string;
   checksum: string;
   verification: "verified" | "mismatch";
+  /** A destroy plan deletes everything; delete protection holds none of it back. */
+  destroy: boolean;
   state: { lineage: string | null; serial: number | null };
   notes: string[];
-  counts: { byAction: Record<string, number>; byKind: Record<string, Record<string, number>> };
+  /** byAction and byKind count every operation; notExecuted counts, by action, those apply leaves out. */
+  counts: { byAction: Record<string, number>; byKind: Record<string, Record<string, number>>; notExecuted: Record<string, number> };
   deleteOperationsComputed: boolean;
+  /** Deletes and replaces shown but not carried out (delete protection). */
   deletesNotExecuted: number;
-  operations: { address: string; type: string; action: string; executes: boolean }[];
+  /** Each replacement deletes its object before creating the new one. */
+  deletesInsideReplacements: { address: string; executes: boolean }[];
+  operations: PlanOperation[];
   summary: Record<string, unknown> | null;
 }
 

@@ -3,7 +3,6 @@ import path from "node:path";
 import {
   apply,
   decodePlan,
-  encodePlan,
   EngineError,
   importResource,
   LocalStateBackend,
@@ -46,14 +45,11 @@ function errorReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Emits engine UI lines as progress events; `hold` keeps some back until the step knows more. */
-function emitter(ctx: StepContext, tctx: TranslateContext, hold?: (line: UiMessage) => boolean): { emit: (line: UiMessage) => void; held: UiMessage[] } {
-  const held: UiMessage[] = [];
+/** Emits engine UI lines as progress events. */
+function emitter(ctx: StepContext, tctx: TranslateContext): { emit: (line: UiMessage) => void } {
   return {
-    held,
     emit: (line) => {
-      if (hold?.(line)) held.push(line);
-      else for (const e of translateUiLine(line, tctx)) ctx.emit(e);
+      for (const e of translateUiLine(line, tctx)) ctx.emit(e);
     },
   };
 }
@@ -105,42 +101,32 @@ export class BuiltinAdapter implements EngineAdapter {
     }
   }
 
+  /** The engine's own plan is what the reviewer sees and what apply executes: it is uploaded as is. */
   async preview(ctx: StepContext): Promise<StepOutcome> {
     try {
       const backend = stateBackendFor(ctx);
       const destroy = plansDestroy(ctx.input);
-      const protect = ctx.input.policy.protectDeletes && ctx.input.operation === "update";
-      // Under delete protection the summary and planned deletes wait until the plan is trimmed.
-      const tctx: TranslateContext = { command: "builtin plan" };
-      const { emit, held } = emitter(ctx, tctx, (l) => protect && (l.type === "change_summary" || (l.type === "planned_change" && l.change.action === "delete")));
+      const { emit } = emitter(ctx, { command: "builtin plan" });
       const result = await withStateLock(backend, "OperationTypePlan", async () => {
         const state = await backend.get();
-        return plan({ ...this.base(ctx), state, emit }, { destroy, refresh: !ctx.input.policy.skipRefresh });
+        return plan({ ...this.base(ctx), state, emit }, this.planRequest(ctx, destroy));
       });
-      let saved = result.plan;
-      if (protect) {
-        const protectedDeletes = new Set(saved.resource_changes.filter((c) => c.action === "delete").map((c) => c.address));
-        saved = withoutDeletes(saved);
-        tctx.skippedDeletes = protectedDeletes.size;
-        for (const line of held) {
-          if (line.type === "planned_change") line["@message"] += " (not executed)";
-          if (line.type === "change_summary") {
-            line.changes = { ...line.changes, remove: saved.summary.remove };
-            line["@message"] = line["@message"].replace(/\d+ to destroy/, `${saved.summary.remove} to destroy (${protectedDeletes.size} delete(s) not executed: delete protection is on)`);
-          }
-          for (const e of translateUiLine(line, tctx)) ctx.emit(e);
-        }
-      }
-      const bytes = protect ? encodePlan(saved) : result.bytes;
-      const sha256 = planChecksum(bytes);
-      const artifact = await ctx.job.uploadArtifact("plan", destroy ? "destroy.plan.json" : "plan.json", bytes);
-      if (artifact.sha256 !== sha256) throw new Error(`The plan artifact was stored with sha256 ${artifact.sha256}, not ${sha256}; run the preview again.`);
-      const summary: Record<string, unknown> = { ...saved.summary, applyable: saved.applyable, deleteOperationsComputed: saved.delete_operations_computed };
-      if (protect && tctx.skippedDeletes) summary.skippedDeletes = tctx.skippedDeletes;
-      return { ok: true, plan: { artifactId: artifact.artifactId, sha256, summary } };
+      const saved = result.plan;
+      const artifact = await ctx.job.uploadArtifact("plan", destroy ? "destroy.plan.json" : "plan.json", result.bytes);
+      if (artifact.sha256 !== result.checksum) throw new Error(`The plan artifact was stored with sha256 ${artifact.sha256}, not ${result.checksum}; run the preview again.`);
+      const { skipped_deletes, replacements, ...counts } = saved.summary;
+      const summary: Record<string, unknown> = { ...counts, applyable: saved.applyable, deleteOperationsComputed: saved.delete_operations_computed };
+      if (skipped_deletes) summary.skippedDeletes = skipped_deletes;
+      if (replacements) summary.replacements = replacements;
+      return { ok: true, plan: { artifactId: artifact.artifactId, sha256: result.checksum, summary } };
     } catch (err) {
       return failure(err);
     }
+  }
+
+  /** The policy's delete protection goes to the engine, which ignores it for a destroy plan. */
+  private planRequest(ctx: StepContext, destroy: boolean) {
+    return { destroy, refresh: !ctx.input.policy.skipRefresh, protectDeletes: ctx.input.policy.protectDeletes };
   }
 
   apply(ctx: StepContext): Promise<StepOutcome> {
@@ -167,7 +153,7 @@ export class BuiltinAdapter implements EngineAdapter {
       }
       const result = await withStateLock(backend, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         const state = await backend.get();
-        const planned = saved ?? (await plan({ ...this.base(ctx), state, emit }, { destroy, refresh: !ctx.input.policy.skipRefresh })).plan;
+        const planned = saved ?? (await plan({ ...this.base(ctx), state, emit }, this.planRequest(ctx, destroy))).plan;
         return apply({ state, providerConfig: providerConfig(ctx), parallelism: ctx.input.parallelism, emit, persistState: (s) => backend.put(s), signal: ctx.signal }, planned);
       });
       if (!destroy) await reportOutputs(ctx, result.outputs);
@@ -197,12 +183,6 @@ export class BuiltinAdapter implements EngineAdapter {
       return failure(err);
     }
   }
-}
-
-/** The plan an update under delete protection executes: planned deletes stay in the review, not in the work. */
-function withoutDeletes(saved: SavedPlan): SavedPlan {
-  const resource_changes = saved.resource_changes.filter((c) => c.action !== "delete");
-  return { ...saved, resource_changes, summary: { ...saved.summary, remove: saved.summary.remove - (saved.resource_changes.length - resource_changes.length) } };
 }
 
 export function moduleDirOf(workDir: string): string {

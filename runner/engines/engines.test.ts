@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JobClient } from "../client";
@@ -94,6 +94,72 @@ describe("tofu adapter with a stand-in `tofu` on PATH", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("delete protection on engines that cannot leave a change out", () => {
+  let server: StandInServer;
+  beforeEach(async () => void (server = await new StandInServer().start()));
+  afterEach(() => server.stop());
+
+  const protectedPolicy = { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: true };
+  const exists = (p: string) => access(p).then(() => true, () => false);
+
+  /** A stand-in `tofu`: `show -json` prints the given plan document, `apply` leaves a marker file. */
+  async function tofuWith(showJson: object): Promise<string> {
+    const bin = await tempDir("fake-bin-");
+    await writeFile(path.join(bin, "show.json"), JSON.stringify(showJson));
+    const script = `#!/bin/sh\ncase "$1" in\n  show) cat "${bin}/show.json";;\n  apply) echo applied > applied.marker;;\nesac\n`;
+    await writeFile(path.join(bin, "tofu"), script);
+    await chmod(path.join(bin, "tofu"), 0o755);
+    return bin;
+  }
+
+  async function protectedApply(bin: string, policy = protectedPolicy) {
+    const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "apply" });
+    ctx.input = { ...ctx.input, policy };
+    ctx.job = new JobClient(server.url, "job_1", "jcr_x");
+    ctx.plan = await ctx.job.uploadArtifact("plan", "plan.tfplan", new TextEncoder().encode("PLANBYTES"));
+    return { ctx, result: await new TofuAdapter("tofu").apply(ctx) };
+  }
+
+  // Sample written by hand in the shape of OpenTofu's documented `tofu show -json` plan output.
+  const sample = (actions: string[][]) => ({
+    format_version: "1.2",
+    resource_changes: actions.map((a, i) => ({ address: `aws_s3_bucket.b${i}`, mode: "managed", type: "aws_s3_bucket", name: `b${i}`, change: { actions: a, before: {}, after: null } })),
+  });
+
+  it("tofu refuses an update whose plan deletes or replaces, naming them and the fix, and applies nothing", async () => {
+    const bin = await tofuWith(sample([["delete"], ["delete", "create"], ["update"]]));
+    const { ctx, result } = await protectedApply(bin);
+    expect(result).toEqual({
+      ok: false,
+      reason:
+        'Nothing was applied: delete protection is on for this component, and the plan deletes or replaces 2 resource(s) (aws_s3_bucket.b0, aws_s3_bucket.b1); OpenTofu cannot leave them out of an apply. To delete them, run a destroy job for the component, or turn "Protect deletes" off for the component\'s flow-control policy (Settings → Flow Control) and run the update again.',
+    });
+    expect(await exists(path.join(ctx.moduleDir, "applied.marker"))).toBe(false);
+  });
+
+  it("tofu applies a protected update whose plan deletes nothing, and an unprotected one that does", async () => {
+    const harmless = await protectedApply(await tofuWith(sample([["update"], ["create"]])));
+    expect(harmless.result).toEqual({ ok: true });
+    expect(await exists(path.join(harmless.ctx.moduleDir, "applied.marker"))).toBe(true);
+    const off = await protectedApply(await tofuWith(sample([["delete"]])), { ...protectedPolicy, protectDeletes: false });
+    expect(off.result).toEqual({ ok: true });
+    expect(await exists(path.join(off.ctx.moduleDir, "applied.marker"))).toBe(true);
+  });
+
+  it("pulumi refuses an update under protection before running anything, and says why", async () => {
+    const bin = await tempDir("fake-bin-");
+    const marker = path.join(bin, "ran.marker");
+    await writeFile(path.join(bin, "pulumi"), `#!/bin/sh\necho ran > "${marker}"\n`);
+    await chmod(path.join(bin, "pulumi"), 0o755);
+    const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "apply" });
+    ctx.input = { ...ctx.input, policy: protectedPolicy };
+    const r = await new PulumiAdapter().apply(ctx);
+    expect(r).toEqual({ ok: false, reason: expect.stringMatching(/^Nothing was applied: delete protection is on for this component, and Pulumi cannot tell before an update whether it deletes or replaces resources/) });
+    expect((r as { reason: string }).reason).toContain('turn "Protect deletes" off for the component\'s flow-control policy (Settings → Flow Control) and run the update again');
+    expect(await exists(marker)).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
 // Pulumi through its CLI: engine events (`--json`) translated into progress events.
 import path from "node:path";
+import { engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { findBinary, runCli } from "./cli";
@@ -129,6 +130,8 @@ export class PulumiAdapter implements EngineAdapter {
   }
 
   async apply(ctx: StepContext): Promise<StepOutcome> {
+    // Delete protection: Pulumi cannot tell beforehand whether an update deletes, nor leave a delete out.
+    if (ctx.input.policy.protectDeletes) return { ok: false, reason: engineCannotProtectUpdate("Pulumi") };
     try {
       const args = ["up", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)];
       if (ctx.plan) {

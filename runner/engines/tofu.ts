@@ -2,6 +2,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { StateV4 } from "../../engine/index";
+import { engineCannotProtectPlan } from "../../lib/delete-protection";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -12,6 +13,13 @@ const INSTALL: Record<"tofu" | "terraform", string> = {
   tofu: "OpenTofu is not installed on this runner: no `tofu` binary on PATH. Install it on the runner host (https://opentofu.org/docs/intro/install/, e.g. `brew install opentofu` or the deb/rpm packages), or run the job on a runner that has it, then run the job again.",
   terraform: "Terraform is not installed on this runner: no `terraform` binary on PATH. Install it on the runner host (https://developer.hashicorp.com/terraform/install), or run the job on a runner that has it, then run the job again.",
 };
+
+const ENGINE_NAME: Record<"tofu" | "terraform", string> = { tofu: "OpenTofu", terraform: "Terraform" };
+
+/** The addresses a plan (`tofu show -json <planfile>`) deletes, alone or as half of a replace. */
+export function plannedDeletes(plan: { resource_changes?: { address: string; change?: { actions?: string[] } }[] }): string[] {
+  return (plan.resource_changes ?? []).filter((c) => c.change?.actions?.includes("delete")).map((c) => c.address);
+}
 
 export class TofuAdapter implements EngineAdapter {
   readonly name: "tofu" | "terraform";
@@ -128,17 +136,34 @@ export class TofuAdapter implements EngineAdapter {
     }
   }
 
+  /**
+   * Delete protection: OpenTofu and Terraform cannot leave a change out of an apply, so an update
+   * whose plan deletes or replaces anything is refused before it starts.
+   */
+  private async refuseProtectedDeletes(ctx: StepContext): Promise<void> {
+    const { code, stdout } = await runCli(this.binary(ctx.env)!, ["show", "-json", this.planFile(ctx)], { cwd: ctx.moduleDir, env: ctx.env, signal: ctx.signal });
+    if (code !== 0) throw new Error(`Nothing was applied: ${this.name} show -json could not read the plan (exit code ${code}), so delete protection cannot be checked. Run a new preview, then apply it.`);
+    const deletes = plannedDeletes(JSON.parse(stdout));
+    if (deletes.length) throw new Error(engineCannotProtectPlan(ENGINE_NAME[this.name], deletes));
+  }
+
   private async execute(ctx: StepContext, destroy: boolean): Promise<StepOutcome> {
     const command = `${this.name} ${destroy ? "destroy" : "apply"}`;
+    const protect = !destroy && ctx.input.policy.protectDeletes;
     try {
+      if (!this.binary(ctx.env)) throw new Error(INSTALL[this.name]);
       await this.withState(ctx, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         if (ctx.plan) {
           const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
           await writeFile(this.planFile(ctx), bytes);
-          await this.must(ctx, ["apply", "-json", "-input=false", this.planFile(ctx)], command);
-        } else {
-          await this.must(ctx, [destroy ? "destroy" : "apply", "-auto-approve", "-json", "-input=false"], command);
+        } else if (protect) {
+          // No reviewed plan (preview turned off): make one, so it can be checked before anything changes.
+          const args = ["plan", "-json", "-input=false", `-out=${this.planFile(ctx)}`, ...(ctx.input.policy.skipRefresh ? ["-refresh=false"] : [])];
+          await this.must(ctx, args, `${this.name} plan`);
         }
+        if (protect) await this.refuseProtectedDeletes(ctx);
+        if (ctx.plan || protect) await this.must(ctx, ["apply", "-json", "-input=false", this.planFile(ctx)], command);
+        else await this.must(ctx, [destroy ? "destroy" : "apply", "-auto-approve", "-json", "-input=false"], command);
       });
       if (!destroy) await this.outputs(ctx);
       return { ok: true };

@@ -39,6 +39,34 @@ resource "local_file" "marker" {
   content  = "made by \${var.name}"
 }
 `,
+  /** A folder of pages (count) and a home page whose name forces a replace: deletes and replaces on demand. */
+  protectable: `
+variable "pages" {
+  type    = number
+  default = 2
+}
+variable "home" {
+  type    = string
+  default = "index"
+}
+variable "motto" {
+  type    = string
+  default = "first"
+}
+resource "local_file" "page" {
+  count    = var.pages
+  filename = "protected/page-\${count.index}.txt"
+  content  = "page \${count.index}"
+}
+resource "local_file" "home" {
+  filename = "protected/\${var.home}.html"
+  content  = "home"
+}
+resource "local_file" "motto" {
+  filename = "protected/motto.txt"
+  content  = var.motto
+}
+`,
   importable: `
 resource "local_file" "existing" {
   filename = "imported/readme.txt"

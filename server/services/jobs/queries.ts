@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { approvals, artifacts, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
+import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
 import { notFound } from "../../errors";
@@ -147,15 +148,17 @@ interface PlanChange {
   address: string;
   type: string;
   action: string;
+  not_executed?: NotExecuted;
 }
 
 /**
  * The review document of a job's saved plan (runs-and-plans-api.md): checksum and its verification,
  * the state it was made against, counts by action and kind, whether deletes were computed, how many
- * deletes will not execute, and every operation in order.
+ * deletes will not execute, the deletions inside replacements, and every operation in order. What
+ * executes is read from the plan itself: the engine marks what delete protection leaves out.
  */
 export async function getPlanReview(db: Queryable, orgId: string, id: string) {
-  const { job } = await jobRow(db, orgId, id);
+  await jobRow(db, orgId, id);
   const steps = await db.select().from(jobOperations).where(eq(jobOperations.jobId, id)).orderBy(asc(jobOperations.ordinal));
   const preview = steps.find((s) => s.plan);
   if (!preview) throw notFound(`A saved plan for job ${id}`, "Only a job whose preview step succeeded has one; run a preview or update job.");
@@ -173,28 +176,34 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
   } catch {
     notes.push("The plan is not a builtin-engine JSON plan; counts and operations are not available.");
   }
-  const protectDeletes = !!(job.policy as { protectDeletes?: boolean } | null)?.protectDeletes;
-  const changes = (plan.resource_changes ?? []).filter((c) => c.action !== "noop");
+  const operations = (plan.resource_changes ?? [])
+    .filter((c) => c.action !== "noop")
+    .map((c) => ({ address: c.address, type: c.type, action: c.action, executes: !c.not_executed, notExecuted: c.not_executed ?? null }));
   const byAction: Record<string, number> = {};
   const byKind: Record<string, Record<string, number>> = {};
-  for (const c of changes) {
-    byAction[c.action] = (byAction[c.action] ?? 0) + 1;
-    (byKind[c.type] ??= {})[c.action] = (byKind[c.type]?.[c.action] ?? 0) + 1;
+  const notExecuted: Record<string, number> = {};
+  for (const o of operations) {
+    byAction[o.action] = (byAction[o.action] ?? 0) + 1;
+    (byKind[o.type] ??= {})[o.action] = (byKind[o.type]?.[o.action] ?? 0) + 1;
+    if (!o.executes) notExecuted[o.action] = (notExecuted[o.action] ?? 0) + 1;
   }
-  const isDelete = (c: PlanChange) => c.action === "delete";
-  const deletesNotExecuted = protectDeletes ? changes.filter(isDelete).length : 0;
   if (plan.delete_operations_computed === false) notes.push("Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.");
   return {
     jobId: id,
     artifactId: art.id,
     checksum: ref.sha256,
     verification: verified ? ("verified" as const) : ("mismatch" as const),
+    /** A destroy plan deletes everything: delete protection never holds any of it back. */
+    destroy: plan.operation === "destroy",
     state: { lineage: plan.state_lineage ?? null, serial: plan.state_serial ?? null },
     notes,
-    counts: { byAction, byKind },
+    counts: { byAction, byKind, notExecuted },
     deleteOperationsComputed: plan.delete_operations_computed !== false,
-    deletesNotExecuted,
-    operations: changes.map((c) => ({ address: c.address, type: c.type, action: c.action, executes: !(protectDeletes && isDelete(c)) })),
+    /** Deletes and replaces the plan shows but apply leaves out (delete protection). */
+    deletesNotExecuted: operations.filter((o) => !o.executes).length,
+    /** Each replacement deletes its object before creating the new one. */
+    deletesInsideReplacements: operations.filter((o) => o.action === "replace").map((o) => ({ address: o.address, executes: o.executes })),
+    operations,
     summary: ref.summary ?? null,
   };
 }
