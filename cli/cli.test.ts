@@ -344,14 +344,14 @@ describe("planton CLI", () => {
   });
 
   it("cancel of a running job during its last operation: the operation finishes, the job succeeds saying the cancel came too late", async () => {
-    gates.close("one");
+    gates.hold("one");
     const create = await planton(["infra", "job", "create", ids.slow, "--operation", "update"]);
     const id = jobIdIn(create.stdout);
     await gates.held("one");
     const r = await planton(["infra", "job", "cancel", id]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Asked Infra Job ${id} to cancel: its in-flight operation finishes first`);
-    gates.open("one");
+    gates.release("one");
     const logs = await planton(["infra", "job", "logs", id]);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(`Job ${id} completed: succeeded`);

@@ -1,5 +1,6 @@
-// Test gates: a `plantontest_gate` resource holds its apply until the test opens it (see
-// engine/providers/test-gate.ts), so tests act mid-apply on a signal instead of a clock.
+// Test gates: a `plantontest_gate` resource passes at once unless the test armed it, and then holds
+// the apply until the test releases it (see engine/providers/test-gate.ts), so tests act mid-apply
+// on a signal instead of a clock.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,14 +8,14 @@ import { gateFiles } from "../engine/providers/test-gate";
 
 export interface TestGates {
   dir: string;
-  /** The environment that enables gates in a runner (or a console that starts hosted runners). */
+  /** The environment that enables gates in a runner (or in a console that starts hosted runners). */
   env: { PLANTON_TEST_GATES_DIR: string };
-  /** Resolves once an apply is held at gate `name`. */
+  /** Arms gate `name`: the next apply to reach it waits there. */
+  hold: (name: string) => void;
+  /** Resolves once an apply waits at gate `name`. */
   held: (name: string) => Promise<void>;
-  /** Lets every apply held (or later reaching) gate `name` through. */
-  open: (name: string) => void;
-  /** Closes gate `name` again for the next run. */
-  close: (name: string) => void;
+  /** Lets whatever waits at gate `name` through, and every later apply too. */
+  release: (name: string) => void;
 }
 
 export function createTestGates(dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-gates-"))): TestGates {
@@ -22,6 +23,7 @@ export function createTestGates(dir = fs.mkdtempSync(path.join(os.tmpdir(), "pla
   return {
     dir,
     env: { PLANTON_TEST_GATES_DIR: dir },
+    hold: (name) => fs.writeFileSync(gateFiles(dir, name).hold, ""),
     held: (name) =>
       new Promise((resolve) => {
         const { waiting } = gateFiles(dir, name);
@@ -30,7 +32,6 @@ export function createTestGates(dir = fs.mkdtempSync(path.join(os.tmpdir(), "pla
         });
         if (fs.existsSync(waiting)) (watcher.close(), resolve());
       }),
-    open: (name) => fs.writeFileSync(gateFiles(dir, name).open, ""),
-    close: (name) => fs.rmSync(gateFiles(dir, name).open, { force: true }),
+    release: (name) => fs.rmSync(gateFiles(dir, name).hold, { force: true }),
   };
 }

@@ -17,18 +17,18 @@ const SCHEMA: ProviderSchema = {
   },
 };
 
-/** Marker files a test watches and writes: `<name>.waiting` while a gate holds an apply, `<name>.open` to let it through. */
-export const gateFiles = (dir: string, name: string) => ({ waiting: path.join(dir, `${name}.waiting`), open: path.join(dir, `${name}.open`) });
+/** Marker files: a test writes `<name>.hold` to arm the gate; the gate writes `<name>.waiting` while it holds an apply. */
+export const gateFiles = (dir: string, name: string) => ({ hold: path.join(dir, `${name}.hold`), waiting: path.join(dir, `${name}.waiting`) });
 
-/** Resolves once `file` exists, watching its folder (no polling clock). */
-function whenExists(file: string): Promise<void> {
+/** Resolves once `file` is gone, watching its folder (no polling clock). */
+function whenGone(file: string): Promise<void> {
   return new Promise((resolve) => {
     const watcher = watch(path.dirname(file), () => {
-      if (!existsSync(file)) return;
+      if (existsSync(file)) return;
       watcher.close();
       resolve();
     });
-    if (existsSync(file)) {
+    if (!existsSync(file)) {
       watcher.close();
       resolve();
     }
@@ -36,8 +36,8 @@ function whenExists(file: string): Promise<void> {
 }
 
 /**
- * Test-only: `plantontest_gate` holds its create until the test opens it, so a test can act while
- * an apply is in flight without waiting on a clock. Registered only when the runner is given a
+ * Test-only: `plantontest_gate` passes at once unless the test armed it, and then holds its create
+ * until the test releases it, so a test can act while an apply is in flight without waiting on a clock. Registered only when the runner is given a
  * gates folder (PLANTON_TEST_GATES_DIR, set by the test harness); modules elsewhere cannot use it.
  */
 export function createTestGateProvider(dir: string): Provider {
@@ -50,9 +50,11 @@ export function createTestGateProvider(dir: string): Provider {
       if (!planned) return { state: null };
       if (!prior) {
         const files = gateFiles(dir, String(planned.name));
-        writeFileSync(files.waiting, new Date().toISOString());
-        await whenExists(files.open);
-        rmSync(files.waiting, { force: true });
+        if (existsSync(files.hold)) {
+          writeFileSync(files.waiting, new Date().toISOString());
+          await whenGone(files.hold);
+          rmSync(files.waiting, { force: true });
+        }
       }
       return { state: { ...planned, id: String(planned.name) } };
     },

@@ -192,12 +192,12 @@ describe("Infra Jobs, end to end", () => {
   });
 
   it("a cancel that lands while the last operation runs comes too late: apply finishes, the job succeeds and its record says so, state consistent", async () => {
-    stack.gates.close("one");
+    stack.gates.hold("one");
     const job = await run("slow", "update");
     await stack.gates.held("one");
     await api.jobs.cancel.mutate({ org: org.slug, jobId: job.id });
     expect((await api.jobs.get.query({ org: org.slug, id: job.id })).steps.find((s) => s.step === "apply")?.status).toBe("running");
-    stack.gates.open("one");
+    stack.gates.release("one");
     const done = await finished(job.id);
     expect(done.result).toBe("succeeded");
     expect(done.reason).toMatch(/^Succeeded: the cancel asked for by .+ came too late; apply, the last operation, was already running and finished, so there was nothing left to stop\.$/);
@@ -210,7 +210,7 @@ describe("Infra Jobs, end to end", () => {
   it("a queued job behind a running one waits its turn, and is cancelled at once when asked", async () => {
     await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     fs.rmSync(file("slow"), { recursive: true, force: true });
-    stack.gates.close("one");
+    stack.gates.hold("one");
     const first = await run("slow", "update");
     const second = await run("slow", "preview");
     await stack.gates.held("one");
@@ -219,7 +219,7 @@ describe("Infra Jobs, end to end", () => {
     const cancelled = await api.jobs.get.query({ org: org.slug, id: second.id });
     expect(cancelled).toMatchObject({ status: "completed", result: "cancelled" });
     expect(cancelled.steps.every((s) => s.result === "cancelled")).toBe(true);
-    stack.gates.open("one");
+    stack.gates.release("one");
     expect((await finished(first.id)).result).toBe("succeeded");
   });
 
@@ -253,7 +253,7 @@ describe("Infra Jobs, end to end", () => {
     await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     fs.rmSync(file("slow"), { recursive: true, force: true });
     const victim = await startRunner("runner-c", 1);
-    stack.gates.close("one");
+    stack.gates.hold("one");
     const job = await run("slow", "update");
     await stack.gates.held("one");
     // The first file is written and its state saved; kill the runner while the gate holds the apply.
@@ -272,7 +272,7 @@ describe("Infra Jobs, end to end", () => {
     expect((st.state as { resources: { name: string }[] }).resources.map((r) => r.name)).toEqual(["first"]);
 
     await startRunner("runner-d");
-    stack.gates.open("one");
+    stack.gates.release("one");
     const next = await finished((await run("slow", "update")).id);
     expect(next.result).toBe("succeeded");
     const resources = await api.jobs.plan.query({ org: org.slug, id: next.id });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 export const MODULES = {
-  /** Holds the apply open: a file, then a test gate (opened by the test), then a file that depends on the gate. */
+  /** A file, then a test gate (which holds the apply while the test has it armed), then a file that depends on the gate. */
   slow: `
 variable "name" {
   type = string
