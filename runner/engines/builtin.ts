@@ -10,6 +10,9 @@ import {
   plan,
   planChecksum,
   refresh,
+  reviewPlan,
+  sensitiveValues,
+  stateSensitiveValues,
   validate,
   type ProviderConfig,
   type SavedPlan,
@@ -17,6 +20,7 @@ import {
   type UiMessage,
   type Value,
 } from "../../engine/index";
+import { secretReferences } from "../../lib/secrets";
 import { RemoteStateBackend, withStateLock } from "../remote-state";
 import { translateUiLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -91,6 +95,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const { emit } = emitter(ctx, { command: "builtin refresh" });
       const state = await withStateLock(backend, "OperationTypeRefresh", async () => {
         const prior = await backend.get();
+        ctx.redactor.add(stateSensitiveValues(prior));
         const r = await refresh({ ...this.base(ctx), state: prior, emit });
         if (r.changed) await backend.put(r.state);
         return prior ? r.state : null;
@@ -132,6 +137,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const sha256 = planChecksum(bytes);
       const artifact = await ctx.job.uploadArtifact("plan", destroy ? "destroy.plan.json" : "plan.json", bytes);
       if (artifact.sha256 !== sha256) throw new Error(`The plan artifact was stored with sha256 ${artifact.sha256}, not ${sha256}; run the preview again.`);
+      await uploadReview(ctx, saved, destroy ? "destroy.plan.json" : "plan.json");
       const summary: Record<string, unknown> = { ...saved.summary, applyable: saved.applyable, deleteOperationsComputed: saved.delete_operations_computed };
       if (protect && tctx.skippedDeletes) summary.skippedDeletes = tctx.skippedDeletes;
       return { ok: true, plan: { artifactId: artifact.artifactId, sha256, summary } };
@@ -158,6 +164,7 @@ export class BuiltinAdapter implements EngineAdapter {
         const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
         if (planChecksum(bytes) !== ctx.plan.sha256) throw new Error(`The plan artifact does not match the reviewed checksum ${ctx.plan.sha256}; nothing was applied. Run a new preview.`);
         saved = decodePlan(bytes);
+        ctx.redactor.add(sensitiveValues(saved, reviewOptions(ctx)));
         if (destroy !== (saved.operation === "destroy")) {
           throw new Error(`The reviewed plan is a ${saved.operation} plan, but this step is ${destroy ? "destroy" : "apply"}; nothing was changed. Run a new preview.`);
         }
@@ -194,6 +201,22 @@ export class BuiltinAdapter implements EngineAdapter {
       return failure(err);
     }
   }
+}
+
+/** Spec variables whose value came from the secret store: masked in the review like declared-sensitive ones. */
+function reviewOptions(ctx: StepContext) {
+  return { secretVariables: Object.entries(ctx.input.variables).filter(([, v]) => secretReferences(v).length > 0).map(([k]) => k) };
+}
+
+/**
+ * Uploads the review rendition people read (kind plan_review): sensitive values masked by the engine,
+ * then every secret value the runner knows replaced byte for byte.
+ */
+async function uploadReview(ctx: StepContext, saved: SavedPlan, name: string): Promise<void> {
+  const opts = reviewOptions(ctx);
+  ctx.redactor.add(sensitiveValues(saved, opts));
+  const review = ctx.redactor.value(reviewPlan(saved, opts));
+  await ctx.job.uploadArtifact("plan_review", name, encodePlan(review));
 }
 
 /** The plan an update under delete protection executes: planned deletes stay in the review, not in the work. */
