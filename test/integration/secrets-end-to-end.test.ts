@@ -20,6 +20,8 @@ import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { seedTestOrg, type TestOrg } from "../fixtures";
 
+// This process writes secrets and reads them back; the console it starts must hold the same key.
+process.env.PLANTON_SECRET_KEY ??= "5e".repeat(32);
 const root = path.resolve(import.meta.dirname, "../..");
 const SITE_TITLE = "Welcome-to-the-s3cr3t-launch-7f2a";
 let t: TestDatabase;
@@ -120,8 +122,8 @@ beforeAll(async () => {
   await mk("creds", "orders-db", "prod", "DatabaseCredentials", { database_name: "orders" });
   await mk("leaky", "leaky", "staging", "StaticSite", { site_name: "leaky", title: "$secret/SITE_TITLE" });
   await mk("typo", "typo", "staging", "StaticSite", { site_name: "typo", title: "$secret/SITE_TITEL" });
-  await mk("twinDev", "twin", "dev", "DatabaseCredentials", { database_name: "twin_dev" });
-  await mk("twinStaging", "twin", "staging", "DatabaseCredentials", { database_name: "twin_staging" });
+  await mk("twinDev", "twin", "dev", "DatabaseCredentials", { database_name: "twin-dev" });
+  await mk("twinStaging", "twin", "staging", "DatabaseCredentials", { database_name: "twin-staging" });
 
   server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
   engineer = apiClient(server.url, (await createApiToken(t.db, org.actor("engineer"), { name: "secrets-e2e" })).token);
