@@ -217,6 +217,11 @@ async function uploadReview(ctx: StepContext, saved: SavedPlan, name: string): P
   ctx.redactor.add(sensitiveValues(saved, opts));
   const review = ctx.redactor.value(reviewPlan(saved, opts));
   await ctx.job.uploadArtifact("plan_review", name, encodePlan(review));
+  // The job page's diff reads planned before/after from events: only ever the masked ones.
+  for (const c of review.resource_changes) {
+    if (c.action === "noop") continue;
+    ctx.emit({ type: "resource", payload: { address: c.address, type: c.type, action: c.action, phase: "planned", before: c.change.before, after: c.change.after } });
+  }
 }
 
 /** The plan an update under delete protection executes: planned deletes stay in the review, not in the work. */
