@@ -63,14 +63,15 @@ export async function saveOutputs(db: Database, access: JobAccess, body: { attem
         );
       }
       const description = `Output ${name} of ${job.component} in ${job.environment} (job ${access.jobId})`;
+      // A new value keeps whatever scope an admin has since given the secret; a new secret is its environment's.
       let id = existing?.id;
       if (existing) {
-        await tx.update(secrets).set({ valueEncrypted: encryptSecret(value), description, scope: "environment", updatedAt: new Date() }).where(eq(secrets.id, existing.id));
+        await tx.update(secrets).set({ valueEncrypted: encryptSecret(value), description, updatedAt: new Date() }).where(eq(secrets.id, existing.id));
       } else {
         id = newId("secret");
         await tx.insert(secrets).values({ id, orgId: access.orgId, name: secretName, description, valueEncrypted: encryptSecret(value), componentId: job.componentId, scope: "environment" });
+        await tx.insert(secretEnvironments).values({ secretId: id, environmentId: job.environmentId });
       }
-      await tx.insert(secretEnvironments).values({ secretId: id!, environmentId: job.environmentId }).onConflictDoNothing();
       await recordAudit(tx, { ...systemActor(access.orgId), label: `job ${access.jobId}` }, {
         action: "secret.write",
         targetType: "secret",
