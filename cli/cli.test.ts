@@ -498,8 +498,12 @@ describe("REST API /api/v1", () => {
   it("artifact content carries Digest: sha-256=<base64>, which the client verifies before returning the bytes", async () => {
     const [last] = (await api.jobs.list(ids.site)).jobs;
     const artifacts = await api.jobs.listArtifacts(last.id);
-    const plan = artifacts.find((a) => a.kind === "plan")!;
-    expect(plan).toBeTruthy();
+    // The executable plan is encrypted and refused to people; its review rendition is what they download.
+    const executable = artifacts.find((a) => a.kind === "plan")!;
+    expect(executable).toMatchObject({ encrypted: true });
+    await expect(api.jobs.getArtifact(last.id, executable.id)).rejects.toMatchObject({ status: 403, message: expect.stringContaining("kept encrypted and only the job's runner reads it") });
+    const plan = artifacts.find((a) => a.kind === "plan_review")!;
+    expect(plan).toMatchObject({ encrypted: false });
     const raw = await fetch(`${server.url}/api/v1/jobs/${last.id}/artifacts/${plan.id}`, { headers: { authorization: `Bearer ${token}` } });
     const rawBytes = new Uint8Array(await raw.arrayBuffer());
     expect(raw.headers.get("digest")).toBe(`sha-256=${createHash("sha256").update(rawBytes).digest("base64")}`);

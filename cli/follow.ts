@@ -2,6 +2,7 @@
 // names each operation by the engine command that ran it (`builtin apply`, `tofu apply`, `pulumi up`).
 import type { InfraJob, PlantonClient, ProgressEvent } from "../lib/client";
 import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
+import { SENSITIVE_VALUE } from "../lib/secrets";
 import { ACTION_SYMBOL, actionColor, c, duration, out, plain } from "./output";
 
 export interface ShowOptions {
@@ -197,7 +198,11 @@ interface PlannedChange {
   change?: { before: unknown; after: unknown; before_sensitive?: unknown; after_sensitive?: unknown };
 }
 
-/** The before/after of each planned change, from the job's saved plan (bytes checked against their Digest). */
+/**
+ * The before/after of each planned change, from the review rendition of the job's saved plan
+ * (sensitive values already masked; bytes checked against their Digest). The executable plan
+ * itself is encrypted and never leaves the server for a person.
+ */
 export async function printStackDiff(api: PlantonClient, jobId: string): Promise<boolean> {
   let review;
   try {
@@ -205,7 +210,12 @@ export async function printStackDiff(api: PlantonClient, jobId: string): Promise
   } catch {
     return false;
   }
-  const bytes = await api.jobs.getArtifact(jobId, review.artifactId);
+  const rendition = (await api.jobs.listArtifacts(jobId)).filter((a) => a.kind === "plan_review").at(-1);
+  if (!rendition) {
+    out(c.dim("Stack diff: this job's plan has no review rendition (its engine does not make one); see planton infra job plan for its operations."));
+    return true;
+  }
+  const bytes = await api.jobs.getArtifact(jobId, rendition.id);
   let plan: { resource_changes?: PlannedChange[] };
   try {
     plan = JSON.parse(new TextDecoder().decode(bytes));
@@ -232,8 +242,8 @@ function attributeDiff(change: PlannedChange["change"]): string[] {
   const as = obj(change.after_sensitive);
   const lines: string[] = [];
   for (const key of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-    const b = bs[key] === true ? "(sensitive)" : JSON.stringify(before[key]);
-    const a = as[key] === true ? "(sensitive)" : after[key] === undefined && change.after !== null ? "(known after apply)" : JSON.stringify(after[key]);
+    const b = bs[key] === true ? SENSITIVE_VALUE : JSON.stringify(before[key]);
+    const a = as[key] === true ? SENSITIVE_VALUE : after[key] === undefined && change.after !== null ? "(known after apply)" : JSON.stringify(after[key]);
     if (change.after === null) lines.push(c.red(`- ${key} = ${b}`));
     else if (change.before === null) lines.push(c.green(`+ ${key} = ${a}`));
     else if (b !== a) lines.push(c.yellow(`~ ${key}: ${b} → ${a}`));

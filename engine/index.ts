@@ -2,6 +2,7 @@
 export type * from "./types";
 export { refresh } from "./ops/refresh";
 export { plan, planChecksum, encodePlan, decodePlan } from "./ops/plan";
+export { reviewPlan, sensitiveValues, stateSensitiveValues, type ReviewOptions, type ReviewPlan } from "./ops/review";
 export { apply, assertPlanFresh } from "./ops/apply";
 export { destroy } from "./ops/destroy";
 export { importResource } from "./ops/import";

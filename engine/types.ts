@@ -230,7 +230,8 @@ export interface SavedPlan {
   /** Lineage and serial of the state the plan was made against (null: there was none). */
   state_lineage: string | null;
   state_serial: number | null;
-  variables: Record<string, { value: Value }>;
+  /** `sensitive`: the module declares the variable sensitive (a review rendition masks it). */
+  variables: Record<string, { value: Value; sensitive?: boolean }>;
   resource_drift: ResourceChange[];
   resource_changes: ResourceChange[];
   output_changes: Record<string, OutputChange>;

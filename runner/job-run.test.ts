@@ -178,6 +178,14 @@ describe("a claimed builtin job, run against a stand-in server", () => {
     const html = await readFile(path.join(root, server.state!.outputs.site_path!.value as string, "index.html"), "utf8");
     expect(html).toContain("Top Secret Title 42");
     expect(JSON.stringify(events())).not.toContain("Top Secret Title 42");
+    // Two uploads: the executable plan (which the server encrypts) holds the value; the review rendition never does.
+    const uploads = [...server.artifacts.values()].map((b) => new TextDecoder().decode(b));
+    expect(uploads.filter((u) => u.includes("Top Secret Title 42")).map((u) => JSON.parse(u).masked)).toEqual([undefined]);
+    const review = uploads.find((u) => JSON.parse(u).masked === true)!;
+    expect(JSON.parse(review).variables.title.value).toBe("(sensitive value)");
+    // The planned diff the job page shows comes masked too.
+    const planned = events().filter((e) => e.type === "resource" && e.payload.phase === "planned" && e.payload.after);
+    expect(planned.find((e) => e.payload.address === "local_file.index")?.payload.after).toMatchObject({ content: expect.stringContaining("(sensitive value)") });
   });
 
   it("under delete protection an update shows planned deletes as not executed and counts them as skipped", async () => {

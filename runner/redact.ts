@@ -1,11 +1,16 @@
+import { SENSITIVE_VALUE } from "../lib/secrets";
+
 /** Knows the secret values a job has seen and masks them in anything bound for an event or a log. */
 export class Redactor {
   private readonly secrets = new Set<string>();
 
   /** Remembers a secret value (values shorter than 4 characters would mask ordinary words, so they are kept whole-value only). */
   add(value: unknown): void {
-    if (typeof value === "string" && value.length > 0) this.secrets.add(value);
-    else if (value !== null && typeof value === "object") for (const v of Object.values(value)) this.add(v);
+    if (typeof value === "string" && value.length > 0) {
+      this.secrets.add(value);
+      // A module may carry a secret base64-encoded (base64encode, a data URI): mask that spelling too.
+      if (value.length >= 4) this.secrets.add(Buffer.from(value, "utf8").toString("base64").replace(/=+$/, ""));
+    } else if (value !== null && typeof value === "object") for (const v of Object.values(value)) this.add(v);
   }
 
   get size(): number {
@@ -16,8 +21,8 @@ export class Redactor {
     let out = s;
     for (const secret of [...this.secrets].sort((a, b) => b.length - a.length)) {
       if (secret.length < 4) {
-        if (out === secret) out = "(sensitive value)";
-      } else if (out.includes(secret)) out = out.split(secret).join("(sensitive value)");
+        if (out === secret) out = SENSITIVE_VALUE;
+      } else if (out.includes(secret)) out = out.split(secret).join(SENSITIVE_VALUE);
     }
     return out;
   }

@@ -1,16 +1,14 @@
+import { secretNameOf } from "../lib/secrets";
 import type { JobClient } from "./client";
 import type { Redactor } from "./redact";
-
-const SECRET_REF = /^\$secret\/(.+)$/;
 
 /** Replaces every `$secret/<name>` reference in the component's variables with its value from the server. */
 export async function resolveVariables(vars: Record<string, unknown>, job: JobClient, redactor: Redactor): Promise<Record<string, unknown>> {
   const cache = new Map<string, string>();
   const resolve = async (v: unknown): Promise<unknown> => {
     if (typeof v === "string") {
-      const m = SECRET_REF.exec(v);
-      if (!m) return v;
-      const name = m[1]!;
+      const name = secretNameOf(v);
+      if (!name) return v;
       if (!cache.has(name)) {
         const value = await job.secret(name);
         redactor.add(value);

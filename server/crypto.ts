@@ -32,19 +32,23 @@ export function serverKey(): Buffer {
 }
 
 /** AES-256-GCM; the result is base64 of iv (12) | tag (16) | ciphertext. */
-export function encryptSecret(plain: string, key = serverKey()): string {
+export function encryptBytes(plain: Uint8Array, key = serverKey()): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
-  const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
 }
 
-export function decryptSecret(sealed: string, key = serverKey()): string {
+export function decryptBytes(sealed: string, key = serverKey()): Buffer {
   const raw = Buffer.from(sealed, "base64");
   const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
   decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]);
 }
+
+export const encryptSecret = (plain: string, key = serverKey()): string => encryptBytes(Buffer.from(plain, "utf8"), key);
+
+export const decryptSecret = (sealed: string, key = serverKey()): string => decryptBytes(sealed, key).toString("utf8");
 
 export const sha256Hex = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
 

@@ -4,6 +4,7 @@ import dynamic from "next/dynamic";
 import { ChevronRight } from "lucide-react";
 import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "@/lib/delete-protection";
 import type { ProgressEvent, ResourcePayload, SummaryPayload } from "@/lib/runner-protocol";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { cn } from "@/components/ui/cn";
 import { LoadingState } from "@/components/ui/page";
 import type { JobEventStore } from "./job-events";
@@ -213,7 +214,7 @@ function Diff({ before, after }: { before: unknown; after: unknown }) {
   const b = (before && typeof before === "object" ? before : {}) as Record<string, unknown>;
   const a = (after && typeof after === "object" ? after : {}) as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort();
-  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v));
+  const show = (v: unknown) => (v === undefined ? "" : v === SENSITIVE_VALUE ? SENSITIVE_VALUE : JSON.stringify(v));
   return (
     <pre className="overflow-x-auto font-mono text-xs leading-5" aria-label="Before and after">
       {keys.map((k) => {

@@ -3,9 +3,9 @@ import { CheckCircle2, XCircle } from "lucide-react";
 import type { PreflightReport } from "@/server/services/jobs/preflight";
 import { cn } from "@/components/ui/cn";
 
-const ESSENTIAL_LABEL: Record<string, string> = { module: "IaC module", credentials: "Provider credentials", backend: "State backend", flow_control: "Flow control" };
+const ESSENTIAL_LABEL: Record<string, string> = { module: "IaC module", credentials: "Provider credentials", backend: "State backend", flow_control: "Flow control", secrets: "Secrets" };
 
-/** The four essentials plus the connection's authorization for the environment, each passed or failed with what it resolved to. */
+/** The four essentials plus the connection's authorization and the spec's secrets for the environment, each passed or failed with what it resolved to. */
 export function PreflightChecks({ report, showVisited = false }: { report: PreflightReport; showVisited?: boolean }) {
   const cred = report.checks.find((c) => c.essential === "credentials");
   const authErrors = cred?.errors.filter((e) => e.startsWith("Nothing ran: environment")) ?? [];

@@ -7,22 +7,89 @@ import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
+import { Badge, envTone } from "@/components/ui/badge";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
-import { TextAreaField, TextField } from "@/components/ui/field";
+import { Checkbox, TextAreaField, TextField } from "@/components/ui/field";
+import { STORE_NAME, STORE_NAME_HINT } from "@/lib/secrets";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const NAME_HINT = "Letters, digits and underscores, not starting with a digit (like DB_PASSWORD).";
+const NAME_HINT = `${STORE_NAME_HINT[0]!.toUpperCase()}${STORE_NAME_HINT.slice(1)}.`;
+
+type Scope = "organization" | "environment";
 
 interface StoreEntry {
   id: string;
   name: string;
   description: string;
   value?: string;
+  scope: Scope;
+  environments: string[];
   updatedAt: Date;
+}
+
+/** Which jobs may use an entry: the whole organization, or the environments it names. */
+function ScopeBadges({ entry }: { entry: StoreEntry }) {
+  if (entry.scope === "organization") return <Badge tone="blue">whole organization</Badge>;
+  if (!entry.environments.length) return <Badge tone="yellow">no environment</Badge>;
+  return (
+    <div className="flex flex-wrap gap-1">
+      {entry.environments.map((e) => (
+        <Badge key={e} tone={envTone(e)}>
+          {e}
+        </Badge>
+      ))}
+    </div>
+  );
+}
+
+/** The scope part of a secret or variable form, in the words of the connection authorization dialog. */
+function ScopePicker({ kind, scope, chosen, onScope, onChosen, error }: { kind: "secret" | "variable"; scope: Scope; chosen: string[]; onScope: (s: Scope) => void; onChosen: (envs: string[]) => void; error?: string }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
+  const toggle = (name: string, on: boolean) => onChosen(on ? [...chosen, name] : chosen.filter((n) => n !== name));
+  return (
+    <div className="space-y-2">
+      <div role="radiogroup" aria-label={`Who may use this ${kind}`} className="space-y-2">
+        <p className="text-sm font-medium text-slate-700">Who may use it</p>
+        <label className="flex items-start gap-3 text-sm">
+          <input type="radio" name="scope" checked={scope === "organization"} onChange={() => onScope("organization")} className="mt-0.5" />
+          <span>
+            <span className="font-medium text-slate-800">The whole organization</span>
+            <span className="block text-xs text-slate-500">Jobs in every environment, including ones created later.</span>
+          </span>
+        </label>
+        <label className="flex items-start gap-3 text-sm">
+          <input type="radio" name="scope" checked={scope === "environment"} onChange={() => onScope("environment")} className="mt-0.5" />
+          <span>
+            <span className="font-medium text-slate-800">Chosen environments</span>
+            <span className="block text-xs text-slate-500">Only jobs of the environments ticked below; any other job is refused before it runs.</span>
+          </span>
+        </label>
+      </div>
+      {scope === "environment" && (
+        <fieldset className="ml-6 space-y-2" aria-label="Environments">
+          <QueryState query={envs}>
+            {(list) => (
+              <>
+                {list.map((e) => (
+                  <Checkbox key={e.id} label={e.name} description={e.description || undefined} checked={chosen.includes(e.name)} onChange={(on) => toggle(e.name, on)} />
+                ))}
+              </>
+            )}
+          </QueryState>
+        </fieldset>
+      )}
+      {error && (
+        <p role="alert" className="text-xs text-rose-600">
+          {error}
+        </p>
+      )}
+    </div>
+  );
 }
 
 export function SecretsPage() {
@@ -62,6 +129,7 @@ export function SecretsPage() {
                       <tr>
                         <Th>Name</Th>
                         <Th>Value</Th>
+                        <Th>Used by</Th>
                         <Th>Description</Th>
                         <Th>Updated</Th>
                         {admin && <Th className="text-right">Actions</Th>}
@@ -76,13 +144,16 @@ export function SecretsPage() {
                               <Lock className="h-3 w-3" /> hidden
                             </span>
                           </Td>
+                          <Td>
+                            <ScopeBadges entry={s} />
+                          </Td>
                           <Td className="max-w-sm truncate">{s.description || <span className="text-slate-400">—</span>}</Td>
                           <Td title={new Date(s.updatedAt).toLocaleString()}>{relativeTime(s.updatedAt)}</Td>
                           {admin && (
                             <Td className="text-right">
                               <div className="flex justify-end gap-1">
                                 <Button variant="ghost" size="sm" onClick={() => setSecretForm(s)} aria-label={`Replace ${s.name}`}>
-                                  <RefreshCw className="h-3.5 w-3.5" /> Replace value
+                                  <RefreshCw className="h-3.5 w-3.5" /> Replace or rescope
                                 </Button>
                                 <Button variant="ghost" size="sm" onClick={() => setDeleting({ kind: "secret", entry: s })} aria-label={`Delete ${s.name}`}>
                                   <Trash2 className="h-3.5 w-3.5" /> Delete
@@ -122,6 +193,7 @@ export function SecretsPage() {
                       <tr>
                         <Th>Name</Th>
                         <Th>Value</Th>
+                        <Th>Used by</Th>
                         <Th>Description</Th>
                         <Th>Updated</Th>
                         {admin && <Th className="text-right">Actions</Th>}
@@ -132,6 +204,9 @@ export function SecretsPage() {
                         <tr key={v.id}>
                           <Td className="font-mono font-medium text-slate-900">{v.name}</Td>
                           <Td className="max-w-xs truncate font-mono text-xs">{v.value}</Td>
+                          <Td>
+                            <ScopeBadges entry={v} />
+                          </Td>
                           <Td className="max-w-sm truncate">{v.description || <span className="text-slate-400">—</span>}</Td>
                           <Td title={new Date(v.updatedAt).toLocaleString()}>{relativeTime(v.updatedAt)}</Td>
                           {admin && (
@@ -181,6 +256,8 @@ function SecretForm({ secret, onClose }: { secret?: StoreEntry; onClose: () => v
   const [name, setName] = useState(secret?.name ?? "");
   const [description, setDescription] = useState(secret?.description ?? "");
   const [value, setValue] = useState("");
+  const [scope, setScope] = useState<Scope>(secret?.scope ?? "organization");
+  const [chosen, setChosen] = useState<string[]>(secret?.environments ?? []);
   const { errors, setErrors, alert, onError } = useFormErrors();
   const done = async (message: string) => {
     await queryClient.invalidateQueries({ queryKey: trpc.secrets.list.queryKey() });
@@ -193,16 +270,17 @@ function SecretForm({ secret, onClose }: { secret?: StoreEntry; onClose: () => v
   function submit(e: FormEvent) {
     e.preventDefault();
     const local: Record<string, string> = {};
-    if (!secret && !NAME.test(name)) local.name = `Name must be ${NAME_HINT.toLowerCase()}`;
+    if (!secret && !STORE_NAME.test(name)) local.name = `Name must be ${STORE_NAME_HINT}`;
     if (!secret && !value) local.value = "Enter the secret's value";
     setErrors(local);
     if (Object.keys(local).length) return;
-    if (secret) update.mutate({ org: org.slug, id: secret.id, description, value: value || undefined });
-    else create.mutate({ org: org.slug, name, description, value });
+    const environments = scope === "environment" ? chosen : [];
+    if (secret) update.mutate({ org: org.slug, id: secret.id, description, value: value || undefined, scope, environments });
+    else create.mutate({ org: org.slug, name, description, value, scope, environments });
   }
 
   return (
-    <Dialog open onClose={onClose} title={secret ? `Replace ${secret.name}` : "New secret"} description="The value is encrypted when saved and cannot be read back here.">
+    <Dialog open onClose={onClose} title={secret ? `Replace ${secret.name}` : "New secret"} description="The value is encrypted when saved and cannot be read back here. Jobs read it only where its scope allows.">
       <form onSubmit={submit} noValidate className="space-y-4">
         <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} disabled={!!secret} hint={NAME_HINT} className="font-mono" placeholder="DB_PASSWORD" autoFocus={!secret} />
         <TextAreaField
@@ -217,6 +295,7 @@ function SecretForm({ secret, onClose }: { secret?: StoreEntry; onClose: () => v
           autoFocus={!!secret}
         />
         <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional: what it unlocks" />
+        <ScopePicker kind="secret" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
         <FormAlert message={alert} />
         <div className="flex justify-end gap-2 pt-2">
           <Button variant="secondary" onClick={onClose}>
@@ -238,6 +317,8 @@ function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: (
   const [name, setName] = useState(variable?.name ?? "");
   const [description, setDescription] = useState(variable?.description ?? "");
   const [value, setValue] = useState(variable?.value ?? "");
+  const [scope, setScope] = useState<Scope>(variable?.scope ?? "organization");
+  const [chosen, setChosen] = useState<string[]>(variable?.environments ?? []);
   const { errors, setErrors, alert, onError } = useFormErrors();
   const done = async (message: string) => {
     await queryClient.invalidateQueries({ queryKey: trpc.variables.list.queryKey() });
@@ -249,10 +330,11 @@ function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: (
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    if (!variable && !NAME.test(name)) return setErrors({ name: `Name must be ${NAME_HINT.toLowerCase()}` });
+    if (!variable && !STORE_NAME.test(name)) return setErrors({ name: `Name must be ${STORE_NAME_HINT}` });
     setErrors({});
-    if (variable) update.mutate({ org: org.slug, id: variable.id, value, description });
-    else create.mutate({ org: org.slug, name, value, description });
+    const environments = scope === "environment" ? chosen : [];
+    if (variable) update.mutate({ org: org.slug, id: variable.id, value, description, scope, environments });
+    else create.mutate({ org: org.slug, name, value, description, scope, environments });
   }
 
   return (
@@ -261,6 +343,7 @@ function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: (
         <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} disabled={!!variable} hint={NAME_HINT} className="font-mono" placeholder="AWS_REGION" autoFocus={!variable} />
         <TextField label="Value" value={value} onChange={(e) => setValue(e.target.value)} error={errors.value} className="font-mono" autoFocus={!!variable} />
         <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional" />
+        <ScopePicker kind="variable" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
         <FormAlert message={alert} />
         <div className="flex justify-end gap-2 pt-2">
           <Button variant="secondary" onClick={onClose}>

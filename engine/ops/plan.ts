@@ -23,8 +23,9 @@ export function encodePlan(plan: SavedPlan): Uint8Array {
 }
 
 export function decodePlan(bytes: Uint8Array): SavedPlan {
-  const plan = JSON.parse(new TextDecoder().decode(bytes)) as SavedPlan;
+  const plan = JSON.parse(new TextDecoder().decode(bytes)) as SavedPlan & { masked?: boolean };
   if (plan.planton_plan_format !== 1) throw new EngineError("Unsupported plan file: it was not written by this version of the builtin engine; run a new preview");
+  if (plan.masked) throw new EngineError("This is the review rendition of a plan, with sensitive values masked; it cannot be applied. Apply the job's executable plan, or run a new preview");
   return plan;
 }
 
@@ -290,7 +291,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     operation: req.destroy ? "destroy" : "plan",
     state_lineage: prior ? prior.lineage : null,
     state_serial: prior ? prior.serial : null,
-    variables: Object.fromEntries(Object.entries(ctx.variables).map(([k, v]) => [k, { value: v }])),
+    variables: Object.fromEntries(Object.entries(ctx.variables).map(([k, v]) => [k, mod.variables.get(k)?.sensitive ? { value: v, sensitive: true } : { value: v }])),
     resource_drift: driftChanges,
     resource_changes: changes,
     output_changes: outputChanges,

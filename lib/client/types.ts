@@ -41,10 +41,12 @@ export interface JobOperation {
 
 export interface ArtifactRef {
   id: string;
-  kind: "plan" | "log" | "state" | "iac_input";
+  kind: "plan" | "plan_review" | "log" | "state" | "iac_input";
   name: string;
   sha256: string;
   size: number;
+  /** Held encrypted (the executable plan, state snapshots): only the job's runner can download it. */
+  encrypted: boolean;
   createdAt: string;
 }
 
@@ -66,7 +68,7 @@ export interface InfraJob extends InfraJobSummary {
 export type CreatedJob = Omit<InfraJob, "steps" | "attempts" | "approvals" | "artifacts" | "componentName" | "kind" | "environment" | "hasIacInput" | "actions">;
 
 export interface PreflightCheck {
-  essential: "module" | "credentials" | "backend" | "flow_control";
+  essential: "module" | "credentials" | "backend" | "flow_control" | "secrets";
   passed: boolean;
   resolvedTo: string | null;
   errors: string[];

@@ -3,12 +3,16 @@ import path from "node:path";
 import {
   apply,
   decodePlan,
+  encodePlan,
   EngineError,
   importResource,
   LocalStateBackend,
   plan,
   planChecksum,
   refresh,
+  reviewPlan,
+  sensitiveValues,
+  stateSensitiveValues,
   validate,
   type ProviderConfig,
   type SavedPlan,
@@ -16,6 +20,7 @@ import {
   type UiMessage,
   type Value,
 } from "../../engine/index";
+import { secretReferences } from "../../lib/secrets";
 import { RemoteStateBackend, withStateLock } from "../remote-state";
 import { translateUiLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -90,6 +95,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const { emit } = emitter(ctx, { command: "builtin refresh" });
       const state = await withStateLock(backend, "OperationTypeRefresh", async () => {
         const prior = await backend.get();
+        ctx.redactor.add(stateSensitiveValues(prior));
         const r = await refresh({ ...this.base(ctx), state: prior, emit });
         if (r.changed) await backend.put(r.state);
         return prior ? r.state : null;
@@ -114,6 +120,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const saved = result.plan;
       const artifact = await ctx.job.uploadArtifact("plan", destroy ? "destroy.plan.json" : "plan.json", result.bytes);
       if (artifact.sha256 !== result.checksum) throw new Error(`The plan artifact was stored with sha256 ${artifact.sha256}, not ${result.checksum}; run the preview again.`);
+      await uploadReview(ctx, saved, destroy ? "destroy.plan.json" : "plan.json");
       const { skipped_deletes, replacements, ...counts } = saved.summary;
       const summary: Record<string, unknown> = { ...counts, applyable: saved.applyable, deleteOperationsComputed: saved.delete_operations_computed };
       if (skipped_deletes) summary.skippedDeletes = skipped_deletes;
@@ -147,6 +154,7 @@ export class BuiltinAdapter implements EngineAdapter {
         const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
         if (planChecksum(bytes) !== ctx.plan.sha256) throw new Error(`The plan artifact does not match the reviewed checksum ${ctx.plan.sha256}; nothing was applied. Run a new preview.`);
         saved = decodePlan(bytes);
+        ctx.redactor.add(sensitiveValues(saved, reviewOptions(ctx)));
         if (destroy !== (saved.operation === "destroy")) {
           throw new Error(`The reviewed plan is a ${saved.operation} plan, but this step is ${destroy ? "destroy" : "apply"}; nothing was changed. Run a new preview.`);
         }
@@ -182,6 +190,27 @@ export class BuiltinAdapter implements EngineAdapter {
     } catch (err) {
       return failure(err);
     }
+  }
+}
+
+/** Spec variables whose value came from the secret store: masked in the review like declared-sensitive ones. */
+function reviewOptions(ctx: StepContext) {
+  return { secretVariables: Object.entries(ctx.input.variables).filter(([, v]) => secretReferences(v).length > 0).map(([k]) => k) };
+}
+
+/**
+ * Uploads the review rendition people read (kind plan_review): sensitive values masked by the engine,
+ * then every secret value the runner knows replaced byte for byte.
+ */
+async function uploadReview(ctx: StepContext, saved: SavedPlan, name: string): Promise<void> {
+  const opts = reviewOptions(ctx);
+  ctx.redactor.add(sensitiveValues(saved, opts));
+  const review = ctx.redactor.value(reviewPlan(saved, opts));
+  await ctx.job.uploadArtifact("plan_review", name, encodePlan(review));
+  // The job page's diff reads planned before/after from events: only ever the masked ones.
+  for (const c of review.resource_changes) {
+    if (c.action === "noop") continue;
+    ctx.emit({ type: "resource", payload: { address: c.address, type: c.type, action: c.action, phase: "planned", before: c.change.before, after: c.change.after } });
   }
 }
 

@@ -44,12 +44,12 @@ describe("the organization's jobs list", () => {
 });
 
 describe("preflight for a component", () => {
-  it("reports the four essentials the component's job would resolve, without creating a job", async () => {
+  it("reports the four essentials and the spec's secrets the component's job would resolve, without creating a job", async () => {
     const { org, component } = await orgWithComponent(t.db);
     const before = (await listJobs(t.db, org.orgId, {})).jobs.length;
     const report = await preflightComponent(t.db, org.actor("viewer"), { componentId: component.id });
     expect(report.passed).toBe(true);
-    expect(report.checks.map((c) => c.essential)).toEqual(["module", "credentials", "backend", "flow_control"]);
+    expect(report.checks.map((c) => c.essential)).toEqual(["module", "credentials", "backend", "flow_control", "secrets"]);
     expect(report.checks.find((c) => c.essential === "credentials")?.resolvedTo).toMatch(/^local-sandbox /);
     expect((await listJobs(t.db, org.orgId, {})).jobs.length).toBe(before);
   });

@@ -8,12 +8,14 @@ import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { CONNECTION_PROVIDERS } from "@/lib/catalog";
+import { secretReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { getCatalogKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
+import { secretUses } from "../settings/secret-access";
 
-export type Essential = "module" | "credentials" | "backend" | "flow_control";
+export type Essential = "module" | "credentials" | "backend" | "flow_control" | "secrets";
 
 export interface PreflightCheck {
   essential: Essential;
@@ -182,6 +184,23 @@ function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {
   };
 }
 
+/** Every `$secret/NAME` the spec references exists and may be used in the component's environment. */
+async function secretsCheck(db: Queryable, orgId: string, env: { id: string; name: string }, spec: unknown): Promise<PreflightCheck> {
+  const names = secretReferences(spec);
+  const uses = await secretUses(db, orgId, env, names);
+  const errors = names.flatMap((n) => {
+    const use = uses.get(n)!;
+    return use.ok ? [] : [use.reason];
+  });
+  return {
+    essential: "secrets",
+    passed: !errors.length,
+    resolvedTo: names.length ? names.join(", ") : "the spec references none",
+    errors,
+    visited: names.map((n) => `secret ${n}: ${uses.get(n)!.ok ? `usable in ${env.name}` : "refused"}`),
+  };
+}
+
 function report(checks: PreflightCheck[]): PreflightReport {
   const passed = checks.every((c) => c.passed);
   return { passed, checks, reason: passed ? null : (checks.find((c) => !c.passed)?.errors[0] ?? null) };
@@ -196,6 +215,8 @@ export interface PreflightComponent {
   connectionId: string | null;
   customModuleId: string | null;
   stateBackendId: string | null;
+  /** The component's spec: the `$secret/…` references it holds are checked against their scope. */
+  spec?: unknown;
 }
 
 /** Preflight for one component: the report plus what was resolved, for the IaC input. */
@@ -232,8 +253,9 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
     componentId: component.id,
     componentName: component.name,
   });
+  const secretCheck = await secretsCheck(db, component.orgId, env, component.spec ?? {});
   return {
-    report: report([mod.check, cred, be.check, flowControlCheck(policy)]),
+    report: report([mod.check, cred, be.check, flowControlCheck(policy), secretCheck]),
     resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, policy },
     kind,
   };

@@ -10,6 +10,7 @@ import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
 import { notFound } from "../../errors";
 import { jobActions } from "./lifecycle";
+import { artifactBytes } from "../runners/artifacts";
 
 export const listJobsInput = z.object({
   componentId: z.string().optional(),
@@ -116,7 +117,7 @@ export async function getJob(db: Queryable, orgId: string, id: string, role: Rol
       .orderBy(asc(runnerAttempts.startedAt)),
     db.select().from(approvals).where(eq(approvals.jobId, id)).orderBy(asc(approvals.createdAt)),
     db
-      .select({ id: artifacts.id, kind: artifacts.kind, name: artifacts.name, sha256: artifacts.sha256, size: artifacts.size, createdAt: artifacts.createdAt })
+      .select({ id: artifacts.id, kind: artifacts.kind, name: artifacts.name, sha256: artifacts.sha256, size: artifacts.size, encrypted: artifacts.encrypted, createdAt: artifacts.createdAt })
       .from(artifacts)
       .where(eq(artifacts.jobId, id))
       .orderBy(asc(artifacts.createdAt)),
@@ -165,7 +166,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
   const ref = preview.plan as { artifactId: string; sha256: string; summary?: Record<string, unknown> };
   const [art] = await db.select().from(artifacts).where(and(eq(artifacts.id, ref.artifactId), eq(artifacts.jobId, id)));
   if (!art) throw notFound(`Plan artifact ${ref.artifactId}`, "The plan was not stored; run the preview again.");
-  const bytes = Buffer.from(art.content, "base64");
+  const bytes = artifactBytes(art);
   const actual = createHash("sha256").update(bytes).digest("hex");
   const notes: string[] = [];
   const verified = actual === ref.sha256 && actual === art.sha256;

@@ -1,14 +1,19 @@
-// Artifacts a runner uploads (plan files, logs, state snapshots): stored with their SHA-256, checked
-// against the `Digest: sha-256=<base64>` header on upload and sent with it on download.
+// Artifacts a runner uploads (plan files, their masked review renditions, logs, state snapshots):
+// stored with their SHA-256, checked against the `Digest: sha-256=<base64>` header on upload and
+// sent with it on download. Executable plans and state snapshots hold secret values, so they are
+// encrypted at rest and go back only to the job's runner; people get the masked renditions.
 import { createHash } from "node:crypto";
-import { and, eq } from "drizzle-orm";
-import type { Database } from "@/db/client";
+import { and, desc, eq } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
 import { artifacts } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { badRequest, notFound } from "../../errors";
+import { decryptBytes, encryptBytes } from "../../crypto";
+import { badRequest, notFound, PlantonError } from "../../errors";
 import type { JobAccess } from "./job-access";
 
-export const ARTIFACT_KINDS = ["plan", "log", "state", "iac_input"] as const;
+export const ARTIFACT_KINDS = ["plan", "plan_review", "log", "state", "iac_input"] as const;
+/** Kinds whose bytes may hold sensitive values: encrypted at rest, readable only with the job's credential. */
+export const ENCRYPTED_ARTIFACT_KINDS: readonly string[] = ["plan", "state"];
 export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
 
 export const digestHeader = (bytes: Uint8Array) => `sha-256=${createHash("sha256").update(bytes).digest("base64")}`;
@@ -27,13 +32,53 @@ export async function uploadArtifact(db: Database, access: JobAccess, input: { k
   }
   const id = newId("artifact");
   const sha256 = digest.toString("hex");
-  await db.insert(artifacts).values({ id, jobId: access.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content: Buffer.from(input.bytes).toString("base64") });
+  const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind);
+  const content = encrypted ? encryptBytes(input.bytes) : Buffer.from(input.bytes).toString("base64");
+  await db.insert(artifacts).values({ id, jobId: access.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content, encrypted });
   return { artifactId: id, sha256 };
 }
 
-export async function downloadArtifact(db: Database, jobId: string, artifactId: string) {
+/** An artifact's bytes in clear, whether or not they are encrypted at rest. For the server's own reading and the job's runner. */
+export function artifactBytes(row: { content: string; encrypted: boolean }): Buffer {
+  return row.encrypted ? decryptBytes(row.content) : Buffer.from(row.content, "base64");
+}
+
+async function artifactRow(db: Queryable, jobId: string, artifactId: string) {
   const [row] = await db.select().from(artifacts).where(and(eq(artifacts.id, artifactId), eq(artifacts.jobId, jobId)));
+  return row;
+}
+
+/** For the job's runner (job credential): any of its job's artifacts, decrypted. */
+export async function downloadArtifact(db: Queryable, jobId: string, artifactId: string) {
+  const row = await artifactRow(db, jobId, artifactId);
   if (!row) throw notFound(`Artifact ${artifactId} of job ${jobId}`, "A job credential reads only its own job's artifacts.");
-  const bytes = new Uint8Array(Buffer.from(row.content, "base64"));
+  const bytes = new Uint8Array(artifactBytes(row));
+  return { bytes, digest: digestHeader(bytes), sha256: row.sha256, name: row.name, kind: row.kind };
+}
+
+/** For people (console, REST): only artifacts with nothing sensitive in clear; an encrypted one is refused, naming what to read instead. */
+export async function downloadArtifactForViewer(db: Queryable, jobId: string, artifactId: string) {
+  const row = await artifactRow(db, jobId, artifactId);
+  if (!row) throw notFound(`Artifact ${artifactId} of job ${jobId}`, `List the job's artifacts (GET /api/v1/jobs/${jobId}/artifacts) for their ids.`);
+  if (row.encrypted) {
+    if (row.kind === "plan") {
+      const [review] = await db
+        .select({ id: artifacts.id })
+        .from(artifacts)
+        .where(and(eq(artifacts.jobId, jobId), eq(artifacts.kind, "plan_review")))
+        .orderBy(desc(artifacts.createdAt))
+        .limit(1);
+      throw new PlantonError(
+        "FORBIDDEN",
+        `Nothing was sent: artifact ${artifactId} is job ${jobId}'s executable plan, which holds secret values, so it is kept encrypted and only the job's runner reads it. ` +
+          `${review ? `Download its review rendition (artifact ${review.id}, sensitive values masked), or` : "To review it,"} run planton infra job plan ${jobId}.`,
+      );
+    }
+    throw new PlantonError(
+      "FORBIDDEN",
+      `Nothing was sent: artifact ${artifactId} (${row.kind}) of job ${jobId} may hold secret values, so it is kept encrypted and only the job's runner reads it. See the component's State tab for what the state holds, sensitive values masked.`,
+    );
+  }
+  const bytes = new Uint8Array(artifactBytes(row));
   return { bytes, digest: digestHeader(bytes), sha256: row.sha256, name: row.name, kind: row.kind };
 }

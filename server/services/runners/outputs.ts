@@ -1,55 +1,82 @@
-// Secrets a job may read (only those its IaC input references) and the outputs it reports:
-// sensitive values go to the organization's secret store and come back as `$secret/<name>`.
+// Secrets a job may read (only those its IaC input references, and only where their scope allows)
+// and the outputs it reports: sensitive values go to the organization's secret store, scoped to the
+// job's environment, and come back as `$secret/<name>`.
 import { and, eq } from "drizzle-orm";
-import type { Database } from "@/db/client";
-import { infraComponents, infraJobs, secrets } from "@/db/schema";
+import type { Database, Queryable } from "@/db/client";
+import { environments, infraComponents, infraJobs, secretEnvironments, secrets } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { OutputsPayload } from "@/lib/runner-protocol";
+import { generatedSecretName, secretRef, secretReferences, unstorableValue } from "@/lib/secrets";
 import { systemActor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { decryptSecret, encryptSecret } from "../../crypto";
-import { notFound, PlantonError } from "../../errors";
+import { badRequest, conflict, PlantonError } from "../../errors";
+import { SECRETS_PAGE, secretUses } from "../settings/secret-access";
 import { sameAttempt, type JobAccess } from "./job-access";
 
-export const secretRef = (name: string) => `$secret/${name}`;
-
-export async function readJobSecret(db: Database, access: JobAccess, name: string) {
-  const [job] = await db.select({ iacInput: infraJobs.iacInput }).from(infraJobs).where(eq(infraJobs.id, access.jobId));
-  const referenced = new Set([...JSON.stringify(job?.iacInput ?? null).matchAll(/\$secret\/([A-Za-z0-9_.-]+)/g)].map((m) => m[1]));
-  if (!referenced.has(name)) {
-    throw new PlantonError("FORBIDDEN", `Nothing was read: job ${access.jobId} does not reference the secret ${name}. A job credential reads only the secrets its IaC input names.`);
-  }
-  const [row] = await db.select().from(secrets).where(and(eq(secrets.orgId, access.orgId), eq(secrets.name, name)));
-  if (!row) throw notFound(`Secret ${name}`, "Create it in Settings → Secrets, then run the job again.");
-  return { value: decryptSecret(row.valueEncrypted) };
+async function jobEnvironment(db: Queryable, jobId: string) {
+  const [row] = await db
+    .select({ iacInput: infraJobs.iacInput, componentId: infraComponents.id, component: infraComponents.name, environmentId: environments.id, environment: environments.name })
+    .from(infraJobs)
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(eq(infraJobs.id, jobId));
+  return row;
 }
 
-export const outputSecretName = (component: string, output: string) => `${component}-${output}`;
+export async function readJobSecret(db: Database, access: JobAccess, name: string) {
+  const job = await jobEnvironment(db, access.jobId);
+  const variables = (job?.iacInput as { variables?: unknown } | null)?.variables ?? null;
+  if (!job || !secretReferences(variables).includes(name)) {
+    throw new PlantonError("FORBIDDEN", `Nothing was read: job ${access.jobId} does not reference the secret ${name}. A job credential reads only the secrets its IaC input names.`);
+  }
+  const use = (await secretUses(db, access.orgId, { id: job.environmentId, name: job.environment }, [name])).get(name)!;
+  if (!use.ok) throw new PlantonError(use.missing ? "NOT_FOUND" : "FORBIDDEN", use.reason);
+  return { value: decryptSecret(use.secret.valueEncrypted) };
+}
 
 export async function saveOutputs(db: Database, access: JobAccess, body: { attemptId: string; outputs: Record<string, { value: unknown; sensitive: boolean }> }): Promise<OutputsPayload> {
   sameAttempt(access, body.attemptId);
+  for (const [name, o] of Object.entries(body.outputs)) {
+    const why = unstorableValue(o.value);
+    if (why) {
+      throw badRequest(
+        `Nothing was stored: the ${o.sensitive ? "sensitive " : ""}output ${name} cannot be kept, because ${why}. Change the module so the output holds text without it, then run the job again.`,
+        `outputs.${name}`,
+      );
+    }
+  }
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ component: infraComponents.name })
-      .from(infraJobs)
-      .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
-      .where(eq(infraJobs.id, access.jobId));
+    const job = await jobEnvironment(tx, access.jobId);
     const out: OutputsPayload["outputs"] = {};
     for (const [name, o] of Object.entries(body.outputs)) {
       if (!o.sensitive) {
         out[name] = { value: o.value, sensitive: false };
         continue;
       }
-      const secretName = outputSecretName(row.component, name);
+      const secretName = generatedSecretName(job.environment, job.component, name);
       const value = typeof o.value === "string" ? o.value : JSON.stringify(o.value);
-      await tx
-        .insert(secrets)
-        .values({ id: newId("secret"), orgId: access.orgId, name: secretName, description: `Output ${name} of ${row.component} (job ${access.jobId})`, valueEncrypted: encryptSecret(value) })
-        .onConflictDoUpdate({ target: [secrets.orgId, secrets.name], set: { valueEncrypted: encryptSecret(value), updatedAt: new Date() } });
+      const [existing] = await tx.select().from(secrets).where(and(eq(secrets.orgId, access.orgId), eq(secrets.name, secretName)));
+      if (existing && existing.componentId !== job.componentId) {
+        throw conflict(
+          `Nothing was stored: a secret named ${secretName} already exists and was not generated by component ${job.component} (${job.environment}), so the output ${name} would overwrite it. Rename or delete that secret in ${SECRETS_PAGE}, then run the job again.`,
+        );
+      }
+      const description = `Output ${name} of ${job.component} in ${job.environment} (job ${access.jobId})`;
+      // A new value keeps whatever scope an admin has since given the secret; a new secret is its environment's.
+      let id = existing?.id;
+      if (existing) {
+        await tx.update(secrets).set({ valueEncrypted: encryptSecret(value), description, updatedAt: new Date() }).where(eq(secrets.id, existing.id));
+      } else {
+        id = newId("secret");
+        await tx.insert(secrets).values({ id, orgId: access.orgId, name: secretName, description, valueEncrypted: encryptSecret(value), componentId: job.componentId, scope: "environment" });
+        await tx.insert(secretEnvironments).values({ secretId: id, environmentId: job.environmentId });
+      }
       await recordAudit(tx, { ...systemActor(access.orgId), label: `job ${access.jobId}` }, {
         action: "secret.write",
         targetType: "secret",
-        summary: `Stored the sensitive output ${name} of ${row.component} as secret ${secretName}`,
+        targetId: id,
+        summary: `Stored the sensitive output ${name} of ${job.component} (${job.environment}) as secret ${secretName}, for environment ${job.environment}`,
       });
       out[name] = { value: secretRef(secretName), sensitive: true };
     }

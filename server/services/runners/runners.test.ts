@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { infraJobs, jobOperations, runnerAttempts, secrets, stateObjects } from "@/db/schema";
+import { artifacts, environments, infraJobs, jobOperations, runnerAttempts, secretEnvironments, secrets, stateObjects } from "@/db/schema";
 import { PlantonError } from "../../errors";
 import { decryptSecret } from "../../crypto";
 import { cancelJob } from "../jobs/cancel-job";
@@ -10,7 +10,10 @@ import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { expireLeases } from "../jobs/scheduler";
 import { claim, orgWithComponent, runStep, testRunner } from "../jobs/test-helpers";
-import { downloadArtifact, uploadArtifact } from "./artifacts";
+import { createComponent } from "../components/create-component";
+import { environmentByName } from "../organizations/lookup";
+import { createSecret } from "../settings/secrets";
+import { downloadArtifact, downloadArtifactForViewer, uploadArtifact } from "./artifacts";
 import { endAttempt } from "./attempt-end";
 import { claimJob, claimJobWaiting } from "./claim";
 import { issueJobCredential, verifyJobCredential } from "./credentials";
@@ -248,19 +251,93 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     expect(Buffer.from(down.bytes).toString()).toBe('{"plan":1}');
   });
 
-  it("keeps sensitive outputs in the secret store as $secret references, and reads only secrets the job references", async () => {
+  it("keeps an executable plan encrypted at rest and refuses it to people, pointing at the review rendition", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const c = (await claim(t.db, runner))!;
+    const upload = async (kind: string, text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      return uploadArtifact(t.db, c.access, { kind, name: "plan.json", digest: `sha-256=${createHash("sha256").update(bytes).digest("base64")}`, bytes });
+    };
+    const plan = await upload("plan", '{"variables":{"password":{"value":"hunter2-the-real-one"}}}');
+    const review = await upload("plan_review", '{"variables":{"password":{"value":"(sensitive value)"}}}');
+    const [row] = await t.db.select().from(artifacts).where(eq(artifacts.id, plan.artifactId));
+    expect(row.encrypted).toBe(true);
+    expect(Buffer.from(row.content, "base64").toString()).not.toContain("hunter2");
+    expect(row.sha256).toBe(plan.sha256);
+    expect(Buffer.from((await downloadArtifact(t.db, job.id, plan.artifactId)).bytes).toString()).toContain("hunter2-the-real-one");
+    const refused = await downloadArtifactForViewer(t.db, job.id, plan.artifactId).catch((e) => e);
+    expect(refused).toMatchObject({ code: "FORBIDDEN" });
+    expect(refused.message).toBe(
+      `Nothing was sent: artifact ${plan.artifactId} is job ${job.id}'s executable plan, which holds secret values, so it is kept encrypted and only the job's runner reads it. Download its review rendition (artifact ${review.artifactId}, sensitive values masked), or run planton infra job plan ${job.id}.`,
+    );
+    expect(Buffer.from((await downloadArtifactForViewer(t.db, job.id, review.artifactId)).bytes).toString()).toContain("(sensitive value)");
+  });
+
+  it("keeps sensitive outputs in the secret store as $secret references named for the environment, and reads only secrets the job references", async () => {
     const { org, component } = await orgWithComponent(t.db);
     const runner = await testRunner(t.db, org);
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     const c = (await claim(t.db, runner))!;
     const out = await saveOutputs(t.db, c.access, { attemptId: c.claim.attemptId, outputs: { url: { value: "file:///x", sensitive: false }, password: { value: "s3cret", sensitive: true } } });
-    expect(out.outputs).toEqual({ url: { value: "file:///x", sensitive: false }, password: { value: "$secret/site-0-password", sensitive: true } });
-    const [row] = await t.db.select().from(secrets).where(eq(secrets.name, "site-0-password"));
+    expect(out.outputs).toEqual({ url: { value: "file:///x", sensitive: false }, password: { value: "$secret/DEV__SITE_0__PASSWORD", sensitive: true } });
+    const [row] = await t.db.select().from(secrets).where(eq(secrets.name, "DEV__SITE_0__PASSWORD"));
     expect(decryptSecret(row.valueEncrypted)).toBe("s3cret");
+    expect(row).toMatchObject({ scope: "environment", componentId: component.id });
+    const dev = await environmentByName(t.db, org.orgId, "dev");
+    expect(await t.db.select().from(secretEnvironments).where(eq(secretEnvironments.secretId, row.id))).toEqual([{ secretId: row.id, environmentId: dev.id }]);
     expect((await getJob(t.db, org.orgId, job.id)).outputs).toEqual(out.outputs);
-    await expect(readJobSecret(t.db, c.access, "site-0-password")).rejects.toThrow(/does not reference the secret site-0-password/);
+    await expect(readJobSecret(t.db, c.access, "DEV__SITE_0__PASSWORD")).rejects.toThrow(/does not reference the secret DEV__SITE_0__PASSWORD/);
     // A job whose input references the secret may read it.
-    await t.db.update(infraJobs).set({ iacInput: { variables: { db_password: "$secret/site-0-password" } } }).where(eq(infraJobs.id, job.id));
-    expect(await readJobSecret(t.db, c.access, "site-0-password")).toEqual({ value: "s3cret" });
+    await t.db.update(infraJobs).set({ iacInput: { variables: { db_password: "$secret/DEV__SITE_0__PASSWORD" } } }).where(eq(infraJobs.id, job.id));
+    expect(await readJobSecret(t.db, c.access, "DEV__SITE_0__PASSWORD")).toEqual({ value: "s3cret" });
+  });
+
+  it("a runner reads a secret only where its scope allows the job's environment", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    await createSecret(t.db, org.actor(), { name: "PROD_ONLY", value: "prod-only-value", scope: "environment", environments: ["prod"] });
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const c = (await claim(t.db, runner))!;
+    // The spec was changed after preflight: the runner's read still asks the same question.
+    await t.db.update(infraJobs).set({ iacInput: { variables: { token: "$secret/PROD_ONLY", other: "$secret/NOT_THERE" } } }).where(eq(infraJobs.id, job.id));
+    const refused = await readJobSecret(t.db, c.access, "PROD_ONLY").catch((e) => e);
+    expect(refused).toMatchObject({ code: "FORBIDDEN" });
+    expect(refused.message).toBe(
+      "Nothing ran: environment dev may not use the secret PROD_ONLY. Allow it in Settings → Secrets & Variables (scope: environments dev, or the organization), then run the job again.",
+    );
+    expect(await readJobSecret(t.db, c.access, "NOT_THERE").catch((e) => e)).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("the secret NOT_THERE, which does not exist") });
+  });
+
+  it("two components of one name in two environments keep distinct generated secrets", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const twin = await createComponent(t.db, org.actor(), { environment: "prod", kind: "StaticSite", name: component.name, spec: { site_name: "twin" }, connection: "local-sandbox" });
+    const saved: string[] = [];
+    for (const [comp, value] of [[component, "dev-password"], [twin, "prod-password"]] as const) {
+      await createJob(t.db, org.actor(), { componentId: comp.id });
+      const c = (await claim(t.db, runner))!;
+      const out = await saveOutputs(t.db, c.access, { attemptId: c.claim.attemptId, outputs: { password: { value, sensitive: true } } });
+      saved.push(out.outputs.password.value as string);
+      await endAttempt(t.db, c.access, { attemptId: c.claim.attemptId, exitCode: 0 });
+    }
+    expect(saved).toEqual(["$secret/DEV__SITE_0__PASSWORD", "$secret/PROD__SITE_0__PASSWORD"]);
+    const rows = await t.db.select().from(secrets).where(eq(secrets.orgId, org.orgId));
+    expect(Object.fromEntries(rows.map((r) => [r.name, decryptSecret(r.valueEncrypted)]))).toEqual({ DEV__SITE_0__PASSWORD: "dev-password", PROD__SITE_0__PASSWORD: "prod-password" });
+  });
+
+  it("refuses an output value the database cannot store, saying which and why, and stores nothing", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const c = (await claim(t.db, runner))!;
+    const refused = await saveOutputs(t.db, c.access, { attemptId: c.claim.attemptId, outputs: { password: { value: "ab\u0000cd", sensitive: true } } }).catch((e) => e);
+    expect(refused).toMatchObject({ code: "BAD_REQUEST" });
+    expect(refused.message).toBe(
+      "Nothing was stored: the sensitive output password cannot be kept, because it contains a NUL byte (\\0). Change the module so the output holds text without it, then run the job again.",
+    );
+    expect(await t.db.select().from(secrets).where(eq(secrets.orgId, org.orgId))).toEqual([]);
+    expect((await getJob(t.db, org.orgId, job.id)).outputs).toBeNull();
   });
 });

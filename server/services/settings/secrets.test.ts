@@ -1,6 +1,10 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { count, eq } from "drizzle-orm";
-import { secrets, variables } from "@/db/schema";
+import { count, eq, sql } from "drizzle-orm";
+import { environments, infraComponents, infraJobs, secretEnvironments, secrets, variables } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import { createComponent } from "../components/create-component";
 import { appRouter } from "../../trpc/root";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
@@ -30,7 +34,7 @@ describe(`secrets (${testDriver})`, () => {
     expect(decryptSecret(row.valueEncrypted)).toBe(VALUE);
     expect(await secretValue(t.db, org.orgId, "DB_PASSWORD")).toBe(VALUE);
     const [event] = await auditOf(t.db, org.orgId, "secret.create");
-    expect(event.summary).toBe("Created secret DB_PASSWORD");
+    expect(event.summary).toBe("Created secret DB_PASSWORD for the organization");
     expect(JSON.stringify(event)).not.toContain(VALUE);
   });
 
@@ -38,7 +42,7 @@ describe(`secrets (${testDriver})`, () => {
     await org.as("admin").variables.create({ org: org.slug, name: "REGION", value: "eu-west-1" });
     const listed = await org.as("admin").secrets.list({ org: org.slug });
     expect(listed.map((s) => s.name)).toEqual(["DB_PASSWORD"]);
-    expect(Object.keys(listed[0]).sort()).toEqual(["createdAt", "description", "id", "name", "updatedAt"]);
+    expect(Object.keys(listed[0]).sort()).toEqual(["createdAt", "description", "environments", "id", "name", "scope", "updatedAt"]);
 
     // Every query in the app router, called as each role with only the organization: whatever answers must not hold the value.
     const queries = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string } }> } })._def.procedures).filter(
@@ -139,5 +143,113 @@ describe(`variables (${testDriver})`, () => {
     await deleteSecret(t.db, org.actor(), id);
     const all = await auditOf(t.db, org.orgId, "secret.delete");
     expect(JSON.stringify(all)).not.toContain("one-more-secret-value");
+  });
+});
+
+describe(`scope: who may use a secret or variable (${testDriver})`, () => {
+  it("a secret is the organization's by default; scoped to environments, it lists them, and an update replaces them", async () => {
+    const org2 = await seedSettingsOrg(t.db);
+    const admin = org2.as("admin");
+    await admin.secrets.create({ org: org2.slug, name: "SHARED_TOKEN", value: "shared-token-value" });
+    const { id } = await admin.secrets.create({ org: org2.slug, name: "PROD_DB_PASSWORD", value: "prod-db-value", scope: "environment", environments: ["prod", "staging"] });
+    const listed = await org2.as("viewer").secrets.list({ org: org2.slug });
+    expect(listed.map(({ name, scope, environments }) => ({ name, scope, environments }))).toEqual([
+      { name: "PROD_DB_PASSWORD", scope: "environment", environments: ["prod", "staging"] },
+      { name: "SHARED_TOKEN", scope: "organization", environments: [] },
+    ]);
+    expect((await auditOf(t.db, org2.orgId, "secret.create")).map((e) => e.summary)).toContain("Created secret PROD_DB_PASSWORD for environments prod, staging");
+
+    await admin.secrets.update({ org: org2.slug, id, scope: "environment", environments: ["prod"] });
+    expect((await listSecrets(t.db, org2.orgId)).find((s) => s.id === id)).toMatchObject({ scope: "environment", environments: ["prod"] });
+    const [upd] = await auditOf(t.db, org2.orgId, "secret.update");
+    expect(upd).toMatchObject({ summary: "Secret PROD_DB_PASSWORD may now be used by environments prod", changes: { scope: { from: "environments prod, staging", to: "environments prod" } } });
+    await admin.secrets.update({ org: org2.slug, id, scope: "organization" });
+    expect((await listSecrets(t.db, org2.orgId)).find((s) => s.id === id)).toMatchObject({ scope: "organization", environments: [] });
+    expect(await t.db.select().from(secretEnvironments).where(eq(secretEnvironments.secretId, id))).toEqual([]);
+    // A value-only update keeps the scope.
+    await admin.secrets.update({ org: org2.slug, id, scope: "environment", environments: ["dev"] });
+    await admin.secrets.update({ org: org2.slug, id, value: "rotated-prod-db-value" });
+    expect((await listSecrets(t.db, org2.orgId)).find((s) => s.id === id)).toMatchObject({ scope: "environment", environments: ["dev"] });
+  });
+
+  it("refuses an environment scope with no environment or an unknown one, beside the environments field, and saves nothing", async () => {
+    const before = await secretCount();
+    const none = await refusal(org.as("admin").secrets.create({ org: org.slug, name: "SCOPED", value: "x1234", scope: "environment", environments: [] }));
+    expect(none).toMatchObject({ code: "BAD_REQUEST", field: "environments" });
+    expect(none.message).toBe("Pick at least one environment whose jobs may use the secret SCOPED, or make it the organization's. Nothing was saved.");
+    const unknown = await refusal(org.as("admin").secrets.create({ org: org.slug, name: "SCOPED", value: "x1234", scope: "environment", environments: ["qa"] }));
+    expect(unknown).toMatchObject({ code: "NOT_FOUND", field: "environments" });
+    expect(unknown.message).toBe("Environment qa was not found, so the secret SCOPED was not saved. Pick from dev, staging, prod, or create it in Settings → Environments.");
+    expect(await secretCount()).toBe(before);
+  });
+
+  it("a variable takes the same scope", async () => {
+    const { id } = await org.as("admin").variables.create({ org: org.slug, name: "STAGING_REGION", value: "eu-west-1", scope: "environment", environments: ["staging"] });
+    expect((await org.as("viewer").variables.list({ org: org.slug })).find((v) => v.id === id)).toMatchObject({ scope: "environment", environments: ["staging"] });
+    await org.as("admin").variables.update({ org: org.slug, id, scope: "organization" });
+    expect((await org.as("viewer").variables.list({ org: org.slug })).find((v) => v.id === id)).toMatchObject({ scope: "organization", environments: [] });
+  });
+});
+
+describe(`values the database cannot store (${testDriver})`, () => {
+  it("a NUL byte or an unpaired surrogate in a secret's or variable's value is refused on the value field, and nothing is saved", async () => {
+    const before = { secrets: await secretCount(), audit: await auditCount(t.db, org.orgId) };
+    const nul = await refusal(org.as("admin").secrets.create({ org: org.slug, name: "WITH_NUL", value: "abc\u0000def" }));
+    expect(nul).toMatchObject({ code: "BAD_REQUEST", field: "value" });
+    expect(nul.message).toContain("The value cannot be stored: it contains a NUL byte (\\0). Nothing was saved. Remove that character, then save again.");
+    const surrogate = await refusal(createSecret(t.db, org.actor(), { name: "WITH_SURROGATE", value: "abc\ud800def" }));
+    expect(surrogate.field).toBe("value");
+    expect(surrogate.message).toContain("unpaired UTF-16 surrogate");
+    const [s] = await listSecrets(t.db, org.orgId);
+    expect((await refusal(org.as("admin").secrets.update({ org: org.slug, id: s.id, value: "x\u0000" }))).field).toBe("value");
+    expect((await refusal(org.as("admin").variables.create({ org: org.slug, name: "NUL_VAR", value: "a\u0000" }))).field).toBe("value");
+    expect((await refusal(org.as("admin").variables.create({ org: org.slug, name: "NUL_DESC", value: "a", description: "d\u0000" }))).field).toBe("description");
+    expect(await secretCount()).toBe(before.secrets);
+    expect(await auditCount(t.db, org.orgId)).toBe(before.audit);
+    // A paired surrogate (an emoji) is ordinary text.
+    await createSecret(t.db, org.actor(), { name: "WITH_EMOJI", value: "key-\u{1F511}-value" });
+    expect(await secretValue(t.db, org.orgId, "WITH_EMOJI")).toBe("key-\u{1F511}-value");
+  });
+});
+
+describe(`migration of generated secrets named <component>-<output> (${testDriver})`, () => {
+  const migration = fs.readFileSync(path.resolve(import.meta.dirname, "../../../db/migrations/0002_governance.sql"), "utf8");
+  const dataMigration = migration.slice(migration.indexOf("-- Generated secrets:")).split("--> statement-breakpoint");
+
+  it("renames an old generated secret to its environment's name, scopes it there, records its component, and rewrites the job outputs and specs that named it", async () => {
+    const org3 = await seedSettingsOrg(t.db);
+    const component = await createComponent(t.db, org3.actor(), { environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" }, connection: "local-sandbox" });
+    const consumer = await createComponent(t.db, org3.actor(), { environment: "staging", kind: "StaticSite", name: "shop", spec: { site_name: "shop", title: "$secret/orders-db-password" }, connection: "local-sandbox" });
+    const jobId = newId("infraJob");
+    await t.db.insert(infraJobs).values({
+      id: jobId,
+      orgId: org3.orgId,
+      componentId: component.id,
+      operation: "update",
+      status: "completed",
+      result: "succeeded",
+      createdByLabel: "test",
+      preflight: {},
+      outputs: { database: { value: "orders_ab12", sensitive: false }, password: { value: "$secret/orders-db-password", sensitive: true } },
+    });
+    const secretId = newId("secret");
+    await t.db.insert(secrets).values({ id: secretId, orgId: org3.orgId, name: "orders-db-password", description: `Output password of orders-db (job ${jobId})`, valueEncrypted: "sealed" });
+    // A secret someone named by hand that merely looks generated stays as it is.
+    await t.db.insert(secrets).values({ id: newId("secret"), orgId: org3.orgId, name: "orders-db-token", description: "typed by hand", valueEncrypted: "sealed" });
+
+    for (const statement of dataMigration) await t.db.execute(sql.raw(statement));
+
+    const [row] = await t.db.select().from(secrets).where(eq(secrets.id, secretId));
+    expect(row).toMatchObject({ name: "STAGING__ORDERS_DB__PASSWORD", scope: "environment", componentId: component.id, description: `Output password of orders-db in staging (job ${jobId})`, valueEncrypted: "sealed" });
+    const [staging] = await t.db.select().from(environments).where(eq(environments.id, (await t.db.select().from(infraComponents).where(eq(infraComponents.id, component.id)))[0].environmentId));
+    expect(await t.db.select().from(secretEnvironments).where(eq(secretEnvironments.secretId, secretId))).toEqual([{ secretId, environmentId: staging.id }]);
+    expect((await t.db.select().from(secrets).where(eq(secrets.orgId, org3.orgId))).map((s) => s.name).sort()).toEqual(["STAGING__ORDERS_DB__PASSWORD", "orders-db-token"]);
+    const [job] = await t.db.select().from(infraJobs).where(eq(infraJobs.id, jobId));
+    expect(job.outputs).toEqual({ database: { value: "orders_ab12", sensitive: false }, password: { value: "$secret/STAGING__ORDERS_DB__PASSWORD", sensitive: true } });
+    const [shop] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, consumer.id));
+    expect(shop.spec).toMatchObject({ site_name: "shop", title: "$secret/STAGING__ORDERS_DB__PASSWORD" });
+    // Run again, nothing changes: the migration leaves migrated secrets alone.
+    for (const statement of dataMigration) await t.db.execute(sql.raw(statement));
+    expect((await t.db.select().from(secrets).where(eq(secrets.id, secretId)))[0].name).toBe("STAGING__ORDERS_DB__PASSWORD");
   });
 });

@@ -2,6 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { infraComponents, stateBackends, stateObjects } from "@/db/schema";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { notFound } from "../../errors";
 
 interface StateV4Doc {
@@ -9,10 +10,23 @@ interface StateV4Doc {
   lineage?: string;
   terraform_version?: string;
   outputs?: Record<string, { value: unknown; type?: unknown; sensitive?: boolean }>;
-  resources?: { mode: string; type: string; name: string; provider: string; instances: { attributes?: Record<string, unknown> }[] }[];
+  resources?: {
+    mode: string;
+    type: string;
+    name: string;
+    provider: string;
+    instances: { attributes?: Record<string, unknown>; sensitive_attributes?: { type: string; value: string }[][] }[];
+  }[];
 }
 
-/** The component's state summary; sensitive output values are never included. */
+/** The first instance's id, unless the state marks it sensitive (a generated password can be its own id). */
+function shownId(instance: NonNullable<StateV4Doc["resources"]>[number]["instances"][number] | undefined): string | null {
+  const id = instance?.attributes?.id;
+  if (typeof id !== "string") return null;
+  return instance?.sensitive_attributes?.some((p) => p[0]?.value === "id") ? SENSITIVE_VALUE : id;
+}
+
+/** The component's state summary; sensitive values are never included. */
 export async function getComponentState(db: Queryable, orgId: string, componentId: string) {
   const [component] = await db
     .select({ id: infraComponents.id })
@@ -43,7 +57,7 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
         type: r.type,
         provider: r.provider,
         instances: r.instances.length,
-        id: (r.instances[0]?.attributes?.id as string | undefined) ?? null,
+        id: shownId(r.instances[0]),
       })),
     outputs: Object.entries(doc.outputs ?? {}).map(([name, o]) => ({ name, sensitive: !!o.sensitive, value: o.sensitive ? null : o.value })),
   };

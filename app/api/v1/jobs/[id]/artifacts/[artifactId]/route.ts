@@ -1,13 +1,13 @@
 import { apiRoute } from "@/server/public-api/http";
 import { getJob } from "@/server/services/jobs/queries";
-import { downloadArtifact } from "@/server/services/runners/artifacts";
+import { downloadArtifactForViewer } from "@/server/services/runners/artifacts";
 
 export const dynamic = "force-dynamic";
 
-/** The artifact's bytes with `Digest: sha-256=<base64>`; clients verify it before using them. */
+/** The artifact's bytes with `Digest: sha-256=<base64>`; clients verify it before using them. Encrypted artifacts are refused. */
 export const GET = apiRoute("viewer", async ({ rt, actor, params }) => {
   await getJob(rt.db, actor.orgId, params.id);
-  const a = await downloadArtifact(rt.db, params.id, params.artifactId);
+  const a = await downloadArtifactForViewer(rt.db, params.id, params.artifactId);
   return new Response(Buffer.from(a.bytes), {
     headers: {
       "content-type": "application/octet-stream",
