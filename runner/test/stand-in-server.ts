@@ -114,6 +114,10 @@ export class StandInServer {
       res.end(value === undefined ? undefined : JSON.stringify(value));
     };
 
+    if (route === "/whoami" && req.method === "GET") {
+      if (this.refusedTokens.has(String(req.headers.authorization))) return json(401, { error: { message: "Nothing was done: this runner token is not known." } });
+      return json(200, { runner: { id: "rnr_standin", name: "stand-in", kind: "self_hosted", orgId: "org_standin" } });
+    }
     if (route === "/claim" && req.method === "POST") {
       if (this.refusedTokens.has(String(req.headers.authorization))) return json(401, { message: "Nothing was done: this runner token is not known." });
       const claim = this.queue.shift();

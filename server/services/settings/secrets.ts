@@ -7,14 +7,15 @@ import { diffFields, recordAudit } from "../../audit";
 import { decryptSecret, encryptSecret } from "../../crypto";
 import { badRequest, conflict, isUniqueViolation, notFound } from "../../errors";
 import type { Actor } from "../../actor";
+import { STORE_NAME, STORE_NAME_RULE } from "@/lib/store-names";
 
-export const STORE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export { STORE_NAME };
 
 const storeName = z
   .string()
   .trim()
   .max(128, { error: "Name must be at most 128 characters" })
-  .regex(STORE_NAME, { error: "Name must be letters, digits and underscores, not starting with a digit (like DB_PASSWORD)" });
+  .regex(STORE_NAME, { error: `Name must be ${STORE_NAME_RULE}` });
 
 export const createSecretInput = z.object({
   name: storeName,
