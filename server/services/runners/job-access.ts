@@ -61,7 +61,7 @@ async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: s
     );
   }
   if (job.currentAttemptId !== attempt.id) {
-    throw conflict(`Nothing was done: attempt ${attempt.id} of job ${jobId} was replaced by attempt ${job.currentAttemptId}${attempt.reason ? ` (${attempt.reason})` : ""}; only the current attempt works on a job. ${stop}`);
+    throw conflict(`Nothing was done: attempt ${attempt.id} of job ${jobId} was replaced by attempt ${job.currentAttemptId}; only the current attempt works on a job. ${stop}`);
   }
   const where = job.status === "completed" ? `is completed (${job.result})` : `is ${job.status.replace("_", " ")}`;
   if (attempt.endedAt && use !== "ending") {
