@@ -190,7 +190,7 @@ beforeAll(async () => {
     await job(2, "preview");
     const c = await claimWith(token);
     await ok(start(c, "init"));
-    c.artifactId = ((await ok(CELLS["artifact upload"](c))).body as { artifactId: string }).artifactId;
+    c.artifactId = ((await ok(upload(c, "log", "live-artifact", "live"))).body as { artifactId: string }).artifactId;
     await rotateRunnerToken(t.db, org.actor(), { id: r.id });
     stale["rotated runner token"] = {
       cred: c,
@@ -205,7 +205,7 @@ beforeAll(async () => {
     await job(3, "preview");
     const c = await claimWith(token);
     await ok(start(c, "init"));
-    c.artifactId = ((await ok(CELLS["artifact upload"](c))).body as { artifactId: string }).artifactId;
+    c.artifactId = ((await ok(upload(c, "log", "live-artifact", "live"))).body as { artifactId: string }).artifactId;
     const { runner: revoked } = await revokeRunner(t.db, org.actor(), { id: r.id });
     stale["revoked runner"] = {
       cred: c,
