@@ -12,19 +12,22 @@ const RENEW_WITHIN_MS = 15 * 60 * 1000;
 
 export async function heartbeat(db: Database, access: JobAccess, body: { attemptId: string }): Promise<HeartbeatResponse> {
   sameAttempt(access, body.attemptId);
-  return db.transaction(async (tx) => {
+  const res = await db.transaction(async (tx) => {
     await lockLiveJob(tx, access);
     const [job] = await tx
       .update(infraJobs)
       .set({ leaseExpiresAt: sql`now() + ${sql.raw(`interval '${Math.max(1, Math.round(LEASE_SECONDS))} seconds'`)}` })
       .where(eq(infraJobs.id, access.jobId))
       .returning();
-    const [runner] = await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, job.runnerId!)).returning();
-    const res: HeartbeatResponse = { signal: job.cancelRequestedAt ? "cancel" : "none", leaseExpiresAt: job.leaseExpiresAt!.toISOString() };
+    const [runner] = await tx.select({ tokenHash: runners.tokenHash }).from(runners).where(eq(runners.id, job.runnerId!));
+    const answer: HeartbeatResponse = { signal: job.cancelRequestedAt ? "cancel" : "none", leaseExpiresAt: job.leaseExpiresAt!.toISOString() };
     if (access.claims.expiresAt.getTime() - Date.now() < RENEW_WITHIN_MS) {
       const c = await issueJobCredential({ jobId: job.id, orgId: job.orgId, attemptId: access.attemptId, runnerTokenHash: runner.tokenHash, credentialId: access.claims.credentialId });
-      res.credential = { token: c.token, expiresAt: c.expiresAt };
+      answer.credential = { token: c.token, expiresAt: c.expiresAt };
     }
-    return res;
+    return { answer, runnerId: job.runnerId! };
   });
+  // After the job's row lock is let go: revoking takes the runner's row, then its jobs'.
+  await db.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, res.runnerId));
+  return res.answer;
 }
