@@ -69,9 +69,9 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   const result: JobRunResult = { exitCode: 0, reason: "", steps: [] };
 
   let cancelRequested = false;
-  // Set when the server refuses the job credential (attempt replaced, job over, token rotated, runner revoked).
+  // Set when the server refuses the job credential (attempt replaced, job over, token rotated, runner revoked);
+  // acted on at the next step boundary, since a beat racing the last step's finish is refused too.
   let refused: string | undefined;
-  let lastStepDone = false;
   const beat = async () => {
     try {
       const hb = await job.heartbeat(attemptId);
@@ -84,11 +84,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         log.info("job credential renewed", { expiresAt: hb.credential.expiresAt });
       }
     } catch (err) {
-      if (err instanceof HttpError && [401, 403, 409].includes(err.status)) {
-        // A beat racing the finish of the last step is refused because the job just completed: nothing to stop.
-        if (!refused && !lastStepDone) log.error("the server refused this job's credential; stopping work on the job", { error: err.message });
-        refused ??= err.message;
-      } else log.warn("heartbeat failed", { error: String(err) });
+      if (err instanceof HttpError && [401, 403, 409].includes(err.status)) refused ??= err.message;
+      else log.warn("heartbeat failed", { error: String(err) });
     }
   };
   const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? Number(process.env.PLANTON_RUNNER_HEARTBEAT_MS ?? 5_000));
@@ -106,6 +103,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   try {
     for (const step of input.steps) {
       if (refused) {
+        log.error("the server refused this job's credential; stopping work on the job", { error: refused });
         result.stoppedBy = "credential_refused";
         result.exitCode = 1;
         result.reason = `stopped before ${step}: ${refused}`;
@@ -154,7 +152,6 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         ...(outcome.ok && outcome.plan ? { plan: outcome.plan } : {}),
       });
       result.steps.push({ step, result: outcome.ok ? "succeeded" : "failed" });
-      lastStepDone = finish.next === "stop" || step === input.steps.at(-1);
       log.info("step finished", { step, result: outcome.ok ? "succeeded" : "failed", next: finish.next });
       if (!outcome.ok) {
         result.exitCode = 1;
