@@ -471,6 +471,20 @@ describe("planton CLI", () => {
     expect(plainRun.stdout).not.toMatch(/\x1b\[/);
   });
 
+  it("runner start with a token the server refuses, or a server it cannot reach, exits non-zero with the reason and never says it started", async () => {
+    const work = path.join(infraRoot, "work-refused");
+    const refused = await planton(["runner", "start", "--token", "rnr_not-a-token-of-this-console", "--url", server.url, "--work-dir", work]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `No runner was started: the server at ${server.url} refused the runner token (401): this runner token is not known (it may have been rotated, or the runner removed). Start the runner with its current token, or register it again in Settings → Runners.`,
+    );
+    const nowhere = "http://127.0.0.1:9";
+    const unreachable = await planton(["runner", "start", "--token", "rnr_anything", "--url", nowhere, "--work-dir", work]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(`No runner was started: the server at ${nowhere} could not be reached (`);
+    for (const r of [refused, unreachable]) expect(r.stdout + r.stderr).not.toMatch(/started against|"runner started"/);
+  });
+
   it("runner start without a token is refused and starts nothing", async () => {
     const r = await planton(["runner", "start", "--url", server.url], { PLANTON_RUNNER_TOKEN: undefined });
     expect(r.code).toBe(1);

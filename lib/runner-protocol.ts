@@ -2,6 +2,7 @@
 // Runners never import server code; the server never reaches into a runner.
 import { z } from "zod";
 import type { NotExecuted } from "./delete-protection";
+import { STORE_NAME, STORE_NAME_HINT } from "./secrets";
 
 export const RUNNER_API = "/api/runner/v1";
 
@@ -37,6 +38,10 @@ export type JobResult = (typeof JOB_RESULTS)[number];
 // ── Progress events ────────────────────────────────────────────────────────────────────────────
 export const EVENT_TYPES = ["job_status", "operation_status", "log", "resource", "diagnostic", "summary", "outputs"] as const;
 export type ProgressEventType = (typeof EVENT_TYPES)[number];
+/** What a runner produces; job_status and operation_status are the server's own, written as it moves the job. */
+export const RUNNER_EVENT_TYPES = ["log", "resource", "diagnostic", "summary", "outputs"] as const satisfies readonly ProgressEventType[];
+export type RunnerEventType = (typeof RUNNER_EVENT_TYPES)[number];
+const SERVER_EVENT_TYPES = EVENT_TYPES.filter((t) => !(RUNNER_EVENT_TYPES as readonly string[]).includes(t));
 
 export const RESOURCE_ACTIONS = ["create", "update", "delete", "replace", "read", "import", "move", "forget", "noop"] as const;
 export const RESOURCE_PHASES = ["planned", "drift", "start", "progress", "complete", "errored"] as const;
@@ -47,10 +52,21 @@ export const uploadedEvent = z.object({
   ts: z.string(),
   /** The step this event belongs to (init, refresh, preview, apply, destroy, import), or null for job-level. */
   operation: z.enum(STEP_NAMES).nullable(),
-  type: z.enum(EVENT_TYPES),
+  type: z.enum(RUNNER_EVENT_TYPES, {
+    error: (issue) =>
+      `${SERVER_EVENT_TYPES.includes(issue.input as ProgressEventType) ? `${String(issue.input)} events are written by the server, not by runners` : `${JSON.stringify(issue.input)} is not an event type`}; a runner uploads only ${RUNNER_EVENT_TYPES.join(", ")}.`,
+  }),
   payload: z.record(z.string(), z.unknown()),
 });
 export type UploadedEvent = z.infer<typeof uploadedEvent>;
+
+export const eventsUploadRequest = z.object({ attemptId: z.string(), events: z.array(uploadedEvent).max(5000) });
+
+/** Output names follow the secret store's rule: a sensitive output is stored as a secret under its name. */
+export const outputName = z.string().regex(STORE_NAME, {
+  error: (issue) => `output ${JSON.stringify(issue.input)} has a name the console cannot store: output names must be ${STORE_NAME_HINT}. Rename the output in the module`,
+});
+export const outputsRequest = z.object({ attemptId: z.string(), outputs: z.record(outputName, z.object({ value: z.unknown(), sensitive: z.boolean() })) });
 
 /** Payload shapes, per type (documentation for both sides; validated loosely). */
 export interface LogPayload {
@@ -175,10 +191,19 @@ export const attemptEndRequest = z.object({
   reason: z.string().optional(),
 });
 
-// Routes (all JSON unless noted; runner token = `Authorization: Bearer rnr_…`, job credential = `Bearer jcr_…`):
+/** Who a runner token belongs to: checked by a runner before it says it started. */
+export interface WhoamiResponse {
+  runner: { id: string; name: string; kind: "hosted" | "self_hosted"; orgId: string | null };
+}
+
+// Routes (all JSON unless noted; runner token = `Authorization: Bearer rnr_…`, job credential = `Bearer jcr_…`).
+// Every /jobs/{jobId}/… call needs the credential of the job's current attempt, issued under the
+// runner's current token to a runner that is not revoked, while the job runs; events, step start/finish
+// and attempt/end are also taken from that attempt after its own last step ended the job.
+//   GET  {RUNNER_API}/whoami                                  runner token   → WhoamiResponse
 //   POST {RUNNER_API}/claim                                   runner token   claimRequest → 200 ClaimResponse | 204
 //   POST {RUNNER_API}/jobs/{jobId}/heartbeat                  credential     {attemptId} → HeartbeatResponse
-//   POST {RUNNER_API}/jobs/{jobId}/events                     credential     {attemptId, events: UploadedEvent[]} → {acceptedThrough: seq}
+//   POST {RUNNER_API}/jobs/{jobId}/events                     credential     eventsUploadRequest (RUNNER_EVENT_TYPES only) → {acceptedThrough: seq}
 //   POST {RUNNER_API}/jobs/{jobId}/steps/{step}/start         credential     stepStartRequest → StepStartResponse
 //   POST {RUNNER_API}/jobs/{jobId}/steps/{step}/finish        credential     stepFinishRequest → StepFinishResponse
 //   POST {RUNNER_API}/jobs/{jobId}/artifacts?kind=&name=      credential     raw bytes, header `Digest: sha-256=<base64>` → {artifactId, sha256}
@@ -188,5 +213,5 @@ export const attemptEndRequest = z.object({
 //   GET  {RUNNER_API}/jobs/{jobId}/state                      credential     → state JSON | 204 when none
 //   PUT  {RUNNER_API}/jobs/{jobId}/state?lockId=              credential     state JSON → 200
 //   GET  {RUNNER_API}/jobs/{jobId}/secrets/{name}             credential     → {value} (only secrets the job references)
-//   POST {RUNNER_API}/jobs/{jobId}/outputs                    credential     {attemptId, outputs: {name: {value, sensitive}}} → OutputsPayload (sensitive → `$secret/…`)
+//   POST {RUNNER_API}/jobs/{jobId}/outputs                    credential     outputsRequest → OutputsPayload (sensitive → `$secret/…`)
 //   POST {RUNNER_API}/jobs/{jobId}/attempt/end                credential     attemptEndRequest → 200

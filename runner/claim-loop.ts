@@ -86,9 +86,8 @@ export class ClaimLoop {
         if (err instanceof HttpError && (err.status === 401 || err.status === 403)) {
           this.log.error("the server refused this runner's token; stopping", { status: err.status, error: err.message });
           this.stopping.abort();
-          throw new Error(
-            `The server refused the runner token (${err.status}). Check the token (planton runner token create, or the runner's page in the console), then start the runner again.`,
-          );
+          const why = err.said?.replace(/^Nothing was done: /, "") ?? "check the token in Settings → Runners, then start the runner again.";
+          throw new Error(`The server refused the runner token (${err.status}): ${why}`);
         }
         failures++;
         const wait = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));

@@ -10,10 +10,13 @@ import {
   type StepName,
   type StepStartResponse,
   type UploadedEvent,
+  type WhoamiResponse,
 } from "../lib/runner-protocol";
 import type { LockInfo, StateV4 } from "../engine/index";
 
 export class HttpError extends Error {
+  /** The server's own words, when it sent any. */
+  readonly said: string | undefined;
   constructor(
     readonly status: number,
     readonly body: unknown,
@@ -21,6 +24,7 @@ export class HttpError extends Error {
   ) {
     super(`${route} answered ${status}${messageOf(body) ? `: ${messageOf(body)}` : ""}`);
     this.name = "HttpError";
+    this.said = messageOf(body);
   }
 }
 
@@ -142,6 +146,11 @@ export class RunnerClient {
   readonly transport: Transport;
   constructor(baseUrl: string, runnerToken: string, retry?: RetryPolicy) {
     this.transport = new Transport(baseUrl, runnerToken, retry);
+  }
+
+  /** Which runner the token belongs to; a few quick retries, so an unreachable server is told soon. */
+  whoami(): Promise<WhoamiResponse> {
+    return this.transport.json("/whoami", { timeoutMs: 10_000, retry: { attempts: 3, baseMs: 300, maxMs: 1_000 } });
   }
 
   /** Long-polls for a job; null when the server had none within `waitSeconds`. */

@@ -1,9 +1,10 @@
 // Batches progress events, numbers them from 1 per attempt, and uploads them in order. A failed
 // batch is sent again with the same seq numbers, so the server can drop what it already has.
-import type { ProgressEventType, StepName, UploadedEvent } from "../lib/runner-protocol";
+import type { RunnerEventType, StepName, UploadedEvent } from "../lib/runner-protocol";
 
 export interface EventDraft {
-  type: ProgressEventType;
+  /** Only what runners produce: job_status and operation_status are the server's own. */
+  type: RunnerEventType;
   payload: Record<string, unknown>;
 }
 

@@ -153,6 +153,24 @@ describe("a claimed builtin job, run against a stand-in server", () => {
     expect(server.state).toBeNull();
   });
 
+  it("stops working on the job at the next step boundary when a heartbeat is refused (attempt replaced, runner revoked, token rotated)", async () => {
+    const message = "Nothing was done: runner r1 was revoked at 2026-12-01T08:00:00.000Z, so its job credentials no longer work. Stop working on job job_1.";
+    server.onStepStart = (step) => {
+      if (step === "preview") server.heartbeatRefusal = { status: 403, message };
+    };
+    // The preview's finish waits until a heartbeat has been refused.
+    server.onStepFinish = async (step) => {
+      while (step === "preview" && server.heartbeatsRefused === 0) await new Promise((r) => setTimeout(r, 10));
+    };
+    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "docs" }, connection: connection() }, files);
+    const r = await runJob(await claimNext(), { runner, workRoot, heartbeatMs: 20 });
+    expect(r).toMatchObject({ stoppedBy: "credential_refused", exitCode: 1 });
+    expect(r.reason).toMatch(/^stopped before apply: POST \/jobs\/[^/]+\/heartbeat answered 403: /);
+    expect(r.reason.endsWith(message)).toBe(true);
+    expect(server.stepStarts).toEqual(["init", "refresh", "preview"]);
+    expect(server.state).toBeNull();
+  });
+
   it("stops when a step start answers proceed:false", async () => {
     server.onStepStart = (step) => (step === "refresh" ? { proceed: false } : undefined);
     server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);

@@ -4,7 +4,7 @@ import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { ClaimResponse, StepName } from "../lib/runner-protocol";
 import { writeBundle } from "./bundle";
-import type { JobClient, RunnerClient } from "./client";
+import { HttpError, type JobClient, type RunnerClient } from "./client";
 import { EventUploader } from "./events";
 import { type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./engines/adapter";
 import { BuiltinAdapter } from "./engines/builtin";
@@ -49,7 +49,7 @@ export interface JobRunResult {
   reason: string;
   /** The steps this attempt finished, with their results. */
   steps: { step: StepName; result: "succeeded" | "failed" }[];
-  stoppedBy?: "cancel" | "not_proceed" | "server_stop" | "runner_stopping" | "failure";
+  stoppedBy?: "cancel" | "not_proceed" | "server_stop" | "runner_stopping" | "failure" | "credential_refused";
 }
 
 export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise<JobRunResult> {
@@ -69,6 +69,9 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   const result: JobRunResult = { exitCode: 0, reason: "", steps: [] };
 
   let cancelRequested = false;
+  // Set when the server refuses the job credential (attempt replaced, job over, token rotated, runner revoked);
+  // acted on at the next step boundary, since a beat racing the last step's finish is refused too.
+  let refused: string | undefined;
   const beat = async () => {
     try {
       const hb = await job.heartbeat(attemptId);
@@ -81,7 +84,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         log.info("job credential renewed", { expiresAt: hb.credential.expiresAt });
       }
     } catch (err) {
-      log.warn("heartbeat failed", { error: String(err) });
+      if (err instanceof HttpError && [401, 403, 409].includes(err.status)) refused ??= err.message;
+      else log.warn("heartbeat failed", { error: String(err) });
     }
   };
   const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? Number(process.env.PLANTON_RUNNER_HEARTBEAT_MS ?? 5_000));
@@ -98,6 +102,13 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   let plan: PlanRef | undefined = input.approvedPlan;
   try {
     for (const step of input.steps) {
+      if (refused) {
+        log.error("the server refused this job's credential; stopping work on the job", { error: refused });
+        result.stoppedBy = "credential_refused";
+        result.exitCode = 1;
+        result.reason = `stopped before ${step}: ${refused}`;
+        break;
+      }
       if (cancelRequested) {
         result.stoppedBy = "cancel";
         result.reason = "cancelled: stopped at the step boundary before " + step;

@@ -64,6 +64,7 @@ describe("runner process", () => {
     // The stand-in answers 401 to rnr_bad.
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     expect(code).toBe(1);
-    expect(stderr).toContain("The server refused the runner token (401)");
+    expect(stderr).toContain("refused the runner token (401): this runner token is not known.");
+    expect(stderr).not.toContain("runner started");
   });
 });

@@ -5,7 +5,7 @@ import { pathToFileURL } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
 import { ENGINE_VERSION } from "../engine/index";
 import { ClaimLoop } from "./claim-loop";
-import { RunnerClient } from "./client";
+import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
 
 export const RUNNER_VERSION = "0.1.0";
@@ -30,22 +30,43 @@ export interface RunningRunner {
   loop: ClaimLoop;
 }
 
-/** Starts a runner in this process (used by main and by `planton runner start`). */
-export function startRunner(opts: RunnerOptions): RunningRunner {
-  if (!opts.url) throw new Error("No server URL: pass --url https://planton.example.com (or set PLANTON_URL).");
-  if (!opts.token) throw new Error("No runner token: pass --token rnr_… (or set PLANTON_RUNNER_TOKEN). Create one with planton runner token create.");
+/** Refused at start: a missing option, a token the server refuses, or a server that cannot be reached. */
+export class RunnerStartError extends Error {
+  name = "RunnerStartError";
+}
+
+/** Asks the server whose token this is, so a bad token or an unreachable server is told before anything starts. */
+async function checkToken(client: RunnerClient, url: string) {
+  try {
+    return (await client.whoami()).runner;
+  } catch (err) {
+    if (err instanceof HttpError && err.status < 500) {
+      const why = err.said?.replace(/^Nothing was done: /, "") ?? "check the token.";
+      throw new RunnerStartError(`No runner was started: the server at ${url} refused the runner token (${err.status}): ${why}`);
+    }
+    const why = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
+    throw new RunnerStartError(`No runner was started: the server at ${url} could not be reached (${why}). Check --url and that the console is running, then start the runner again.`);
+  }
+}
+
+/** Starts a runner in this process (used by main and by `planton runner start`), once the server accepted its token. */
+export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
+  if (!opts.url) throw new RunnerStartError("No runner was started: no server URL. Pass --url https://planton.example.com (or set PLANTON_URL).");
+  if (!opts.token) throw new RunnerStartError("No runner was started: no runner token. Pass --token rnr_… (or set PLANTON_RUNNER_TOKEN); an admin creates one in Settings → Runners.");
+  const client = new RunnerClient(opts.url, opts.token);
   const name = opts.name ?? os.hostname();
   const log = (opts.log ?? createLogger()).child({ runner: name });
+  const registered = await checkToken(client, opts.url);
   const workRoot = path.join(opts.workDir ?? os.tmpdir(), "planton-runner");
   const loop = new ClaimLoop({
-    runner: new RunnerClient(opts.url, opts.token),
+    runner: client,
     capacity: opts.capacity ?? 2,
     workRoot,
     log,
     waitSeconds: opts.waitSeconds,
     version: `${RUNNER_VERSION} (builtin engine ${ENGINE_VERSION})`,
   });
-  log.info("runner started", { url: opts.url, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION });
+  log.info("runner started", { url: opts.url, as: registered.name, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION });
   const done = loop.start();
   let stopping: Promise<void> | undefined;
   return {
@@ -75,10 +96,11 @@ export async function main(argv = process.argv): Promise<void> {
   const log = createLogger();
   let runner: RunningRunner;
   try {
-    runner = startRunner({ url: o.url ?? "", token: o.token ?? "", capacity: o.capacity, workDir: o.workDir, name: o.name, graceMs: o.graceSeconds * 1000, log });
+    runner = await startRunner({ url: o.url ?? "", token: o.token ?? "", capacity: o.capacity, workDir: o.workDir, name: o.name, graceMs: o.graceSeconds * 1000, log });
   } catch (err) {
     log.error((err as Error).message);
-    process.exitCode = 2;
+    // A missing option is a usage error (2); a refused token or an unreachable server is 1.
+    process.exitCode = o.url && o.token ? 1 : 2;
     return;
   }
   for (const sig of ["SIGTERM", "SIGINT"] as const) {

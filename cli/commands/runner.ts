@@ -1,7 +1,7 @@
 // `planton runner start`: a self-hosted runner in this process (runner/main.ts's startRunner).
 import os from "node:os";
 import { Command, InvalidArgumentError } from "commander";
-import { startRunner } from "../../runner/main";
+import { RunnerStartError, startRunner, type RunningRunner } from "../../runner/main";
 import { readConfig } from "../config";
 import { err, out, Refusal } from "../output";
 
@@ -27,7 +27,14 @@ export function runnerCommand(): Command {
       const token = o.token || process.env.PLANTON_RUNNER_TOKEN || "";
       if (!url) throw new Refusal("No runner was started: no server URL. Pass --url https://planton.example.com (or log in with planton auth login).");
       if (!token) throw new Refusal("No runner was started: no runner token. Pass --token rnr_… (or set PLANTON_RUNNER_TOKEN); an admin creates one in Settings → Runners.");
-      const r = startRunner({ url, token, capacity: o.capacity, workDir: o.workDir, name: o.name });
+      let r: RunningRunner;
+      try {
+        // Checks the token with the server first: nothing says "started" unless the server accepted it.
+        r = await startRunner({ url, token, capacity: o.capacity, workDir: o.workDir, name: o.name });
+      } catch (e) {
+        if (e instanceof RunnerStartError) throw new Refusal(e.message);
+        throw e;
+      }
       out(`Runner ${o.name} started against ${url} (capacity ${o.capacity}). Ctrl-C stops it after in-flight operations finish.`);
       for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void r.stop().then(() => process.exit(0)));
       try {

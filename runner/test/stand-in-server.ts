@@ -48,6 +48,9 @@ export class StandInServer {
     this.slot().lock = v;
   }
   heartbeatSignal: "none" | "cancel" = "none";
+  /** When set, heartbeats are refused with this status and message (a credential the server no longer takes). */
+  heartbeatRefusal?: { status: number; message: string };
+  heartbeatsRefused = 0;
   /** Hooks a test sets to shape the answers. */
   onStepStart?: (step: string) => Promise<{ proceed: boolean } | void> | { proceed: boolean } | void;
   onStepFinish?: (step: string) => Promise<{ next: "continue" | "stop" } | void> | { next: "continue" | "stop" } | void;
@@ -114,6 +117,10 @@ export class StandInServer {
       res.end(value === undefined ? undefined : JSON.stringify(value));
     };
 
+    if (route === "/whoami" && req.method === "GET") {
+      if (this.refusedTokens.has(String(req.headers.authorization))) return json(401, { error: { message: "Nothing was done: this runner token is not known." } });
+      return json(200, { runner: { id: "rnr_standin", name: "stand-in", kind: "self_hosted", orgId: "org_standin" } });
+    }
     if (route === "/claim" && req.method === "POST") {
       if (this.refusedTokens.has(String(req.headers.authorization))) return json(401, { message: "Nothing was done: this runner token is not known." });
       const claim = this.queue.shift();
@@ -126,6 +133,10 @@ export class StandInServer {
     const rest = m[2]!;
     const comp = this.slot(this.jobComponent.get(m[1]!));
 
+    if (rest === "heartbeat" && this.heartbeatRefusal) {
+      this.heartbeatsRefused++;
+      return json(this.heartbeatRefusal.status, { error: { code: "CONFLICT", message: this.heartbeatRefusal.message } });
+    }
     if (rest === "heartbeat") {
       return json(200, { signal: this.heartbeatSignal, leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(), ...(this.renewCredential ? { credential: this.renewCredential } : {}) });
     }

@@ -4,7 +4,7 @@ import { ZodError, type z } from "zod";
 import { PlantonError } from "../errors";
 import { getRuntime, type Runtime } from "../runtime";
 import { IllegalTransitionError } from "../services/jobs/lifecycle";
-import { jobAccess, type JobAccess } from "../services/runners/job-access";
+import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
 import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runners/register-runner";
 
 const STATUS: Record<PlantonError["code"], number> = {
@@ -23,7 +23,9 @@ function errorResponse(err: unknown): Response {
   if (err instanceof PlantonError) return json({ error: { code: err.code, message: err.message } }, STATUS[err.code]);
   if (err instanceof ZodError) {
     const first = err.issues[0];
-    return json({ error: { code: "BAD_REQUEST", message: `Nothing was done: ${first.path.join(".") || "body"}: ${first.message}` } }, 400);
+    // A record key's own message (e.g. an output name) is nested under "Invalid key in record".
+    const inner = "issues" in first && Array.isArray(first.issues) ? (first.issues as { message?: string }[]).flat()[0]?.message : undefined;
+    return json({ error: { code: "BAD_REQUEST", message: `Nothing was done: ${first.path.join(".") || "body"}: ${inner ?? first.message}` } }, 400);
   }
   if (err instanceof IllegalTransitionError) return json({ error: { code: "CONFLICT", message: `Nothing was done: ${err.message}` } }, 409);
   console.error("runner API:", err);
@@ -63,13 +65,13 @@ export function runnerRoute(fn: (ctx: { rt: Runtime; runner: RunnerRow; req: Req
   };
 }
 
-/** A route under /jobs/{jobId}/… that needs that job's credential (`Bearer jcr_…`). */
-export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { live?: boolean } = {}) {
+/** A route under /jobs/{jobId}/… that needs that job's credential (`Bearer jcr_…`), taken as `use` allows (see jobAccess). */
+export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { use?: JobRouteUse } = {}) {
   return async (req: Request, { params }: Params) => {
     try {
       const rt = await getRuntime();
       const p = await params;
-      const access = await jobAccess(rt.db, bearerOf(req.headers), p.jobId, { live: opts.live ?? true });
+      const access = await jobAccess(rt.db, bearerOf(req.headers), p.jobId, opts.use ?? "running");
       return await fn({ rt, access, jobId: p.jobId, params: p, body: (s) => body(req, s) }, req);
     } catch (err) {
       return errorResponse(err);

@@ -8,6 +8,7 @@ import { jobsRouter } from "./routers/jobs";
 import { meRouter } from "./routers/me";
 import { apiTokensRouter } from "./routers/api-tokens";
 import { membersRouter } from "./routers/members";
+import { runnersRouter } from "./routers/runners";
 import { secretsRouter } from "./routers/secrets";
 import { variablesRouter } from "./routers/variables";
 
@@ -23,6 +24,7 @@ export const appRouter = router({
   variables: variablesRouter,
   members: membersRouter,
   apiTokens: apiTokensRouter,
+  runners: runnersRouter,
 });
 
 export type AppRouter = typeof appRouter;

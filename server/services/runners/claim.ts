@@ -2,16 +2,16 @@
 // picks the oldest claimable queued job; a long-poll waits on NOTIFY job_queued when there is none.
 // A job is claimable when no other job of its component is running or paused mid-run, and no
 // older job of that component is still queued: one job per component, in created order.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { approvals, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
 import { appendEvents, subscribeChannel } from "../jobs/events";
 import { jobTransition } from "../jobs/lifecycle";
-import { JOB_QUEUED_CHANNEL } from "../jobs/transitions";
+import { JOB_QUEUED_CHANNEL, releaseStateLocks } from "../jobs/transitions";
 import { issueJobCredential } from "./credentials";
-import type { RunnerRow } from "./register-runner";
+import { assertRunnerMayWork, type RunnerRow } from "./register-runner";
 
 export const LEASE_SECONDS = Number(process.env.PLANTON_LEASE_SECONDS ?? 30);
 
@@ -28,6 +28,9 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     ? sql`j.org_id = ${runner.orgId}`
     : sql`not exists (select 1 from organizations g where g.id = j.org_id and g.default_runner_id is not null)`;
   return db.transaction(async (tx) => {
+    // A long-poll outlives its authentication: the runner may have been revoked or its token rotated since.
+    const [current] = await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, runner.id)).returning();
+    assertRunnerMayWork(current, runner.tokenHash);
     const claimed = rowsOf<{ id: string; org_id: string }>(
       await tx.execute(sql`
         update infra_jobs
@@ -51,9 +54,11 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     );
     const row = claimed[0];
     if (!row) return null;
-    const credential = await issueJobCredential({ jobId: row.id, orgId: row.org_id, attemptId });
+    const credential = await issueJobCredential({ jobId: row.id, orgId: row.org_id, attemptId, runnerTokenHash: current.tokenHash });
+    // An earlier attempt of this job (one that paused and was never ended) is replaced: it ends, and so does any lock it left.
+    await tx.update(runnerAttempts).set({ endedAt: new Date(), reason: `replaced by attempt ${attemptId}` }).where(and(eq(runnerAttempts.jobId, row.id), isNull(runnerAttempts.endedAt)));
+    await releaseStateLocks(tx, row.id);
     await tx.insert(runnerAttempts).values({ id: attemptId, jobId: row.id, runnerId: runner.id, credentialId: credential.credentialId });
-    await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, runner.id));
     await appendEvents(tx, row.id, [{ operation: null, type: "job_status", payload: { ...to, runner: runner.name, attemptId } }]);
     const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, row.id));
     const steps = await tx.select().from(jobOperations).where(eq(jobOperations.jobId, row.id)).orderBy(asc(jobOperations.ordinal));

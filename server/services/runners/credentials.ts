@@ -1,5 +1,6 @@
 // Job credentials: `jcr_<JWT>` signed HS256 with a key derived from the server key, scoped to one
-// job, organization and runner attempt, valid one hour at most.
+// job, organization and runner attempt, valid one hour at most, and bound to the runner token it was
+// issued under by a fingerprint of that token's hash (so rotating the token retires the credential).
 import { createHmac } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
 import { newId } from "@/lib/ids";
@@ -14,15 +15,20 @@ export interface JobCredentialClaims {
   orgId: string;
   attemptId: string;
   credentialId: string;
+  /** Fingerprint of the runner token hash the credential was issued under. */
+  runnerTokenFingerprint: string;
   expiresAt: Date;
 }
 
 const signingKey = () => new Uint8Array(createHmac("sha256", serverKey()).update("planton job credential v1").digest());
 
-export async function issueJobCredential(c: { jobId: string; orgId: string; attemptId: string; credentialId?: string }, ttlSeconds = CREDENTIAL_TTL_SECONDS) {
+/** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. */
+export const runnerTokenFingerprint = (tokenHash: string) => createHmac("sha256", serverKey()).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+
+export async function issueJobCredential(c: { jobId: string; orgId: string; attemptId: string; runnerTokenHash: string; credentialId?: string }, ttlSeconds = CREDENTIAL_TTL_SECONDS) {
   const credentialId = c.credentialId ?? newId("jobCredential");
   const exp = Math.floor(Date.now() / 1000) + Math.min(ttlSeconds, CREDENTIAL_TTL_SECONDS);
-  const jwt = await new SignJWT({ org: c.orgId, att: c.attemptId })
+  const jwt = await new SignJWT({ org: c.orgId, att: c.attemptId, rtf: runnerTokenFingerprint(c.runnerTokenHash) })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(c.jobId)
     .setJti(credentialId)
@@ -52,5 +58,12 @@ export async function verifyJobCredential(token: string | null | undefined, jobI
   if (payload.sub !== jobId) {
     throw new PlantonError("FORBIDDEN", `Nothing was done: this job credential is for job ${payload.sub}, not ${jobId}. A credential works only for its own job.`);
   }
-  return { jobId, orgId: String(payload.org), attemptId: String(payload.att), credentialId: String(payload.jti), expiresAt: new Date((payload.exp ?? 0) * 1000) };
+  return {
+    jobId,
+    orgId: String(payload.org),
+    attemptId: String(payload.att),
+    credentialId: String(payload.jti),
+    runnerTokenFingerprint: String(payload.rtf ?? ""),
+    expiresAt: new Date((payload.exp ?? 0) * 1000),
+  };
 }

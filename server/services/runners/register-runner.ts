@@ -48,12 +48,26 @@ export async function ensureHostedRunner(db: Queryable, name: string, capacity: 
   return { runner, token };
 }
 
-/** The runner a `rnr_…` token belongs to; refuses anything else. */
+const UNKNOWN_TOKEN =
+  "Nothing was done: this runner token is not known (it may have been rotated, or the runner removed). Start the runner with its current token, or register it again in Settings → Runners.";
+
+/** The runner a `rnr_…` token belongs to; refuses anything else, and a revoked runner. */
 export async function authenticateRunner(db: Queryable, token: string | null | undefined): Promise<RunnerRow> {
   if (!token?.startsWith("rnr_")) throw new PlantonError("UNAUTHORIZED", "Nothing was done: send the runner token as Authorization: Bearer rnr_….");
   const [runner] = await db.select().from(runners).where(eq(runners.tokenHash, sha256Hex(token)));
-  if (!runner) throw new PlantonError("UNAUTHORIZED", "Nothing was done: this runner token is not known (it may have been rotated or the runner removed). Register the runner again.");
+  assertRunnerMayWork(runner, sha256Hex(token));
   return runner;
+}
+
+/** Refuses a runner that is gone, revoked, or whose token is no longer `tokenHash` (rotated). */
+export function assertRunnerMayWork(runner: RunnerRow | undefined, tokenHash: string): asserts runner is RunnerRow {
+  if (!runner || runner.tokenHash !== tokenHash) throw new PlantonError("UNAUTHORIZED", UNKNOWN_TOKEN);
+  if (runner.revokedAt) {
+    throw new PlantonError(
+      "FORBIDDEN",
+      `Nothing was done: runner ${runner.name} was revoked at ${runner.revokedAt.toISOString()} and may claim no more work. Stop this runner; an admin registers a new one in Settings → Runners.`,
+    );
+  }
 }
 
 export const bearerOf = (headers: Headers) => headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? null;

@@ -97,7 +97,7 @@ describe("job credentials", () => {
     const err = await jobAccess(t.db, c!.credential.token, other).catch((e) => e);
     expect(err).toBeInstanceOf(PlantonError);
     expect(err.code).toBe("FORBIDDEN");
-    const expired = await issueJobCredential({ jobId: c!.job.id, orgId: org.orgId, attemptId: c!.attemptId }, -10);
+    const expired = await issueJobCredential({ jobId: c!.job.id, orgId: org.orgId, attemptId: c!.attemptId, runnerTokenHash: runner.tokenHash }, -10);
     await expect(verifyJobCredential(expired.token, c!.job.id)).rejects.toThrow(/expired/);
     await expect(verifyJobCredential("jcr_forged.token.x", c!.job.id)).rejects.toThrow(/not valid/);
   });
@@ -206,7 +206,8 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     const j2 = await createJob(t.db, org.actor(), { componentId: component.id });
     const attemptId = "run_test_other";
     await t.db.insert(runnerAttempts).values({ id: attemptId, jobId: j2.id, runnerId: runner.id, credentialId: "jcr_x" });
-    const cred = await issueJobCredential({ jobId: j2.id, orgId: org.orgId, attemptId });
+    await t.db.update(infraJobs).set({ status: "running", runnerId: runner.id, currentAttemptId: attemptId }).where(eq(infraJobs.id, j2.id));
+    const cred = await issueJobCredential({ jobId: j2.id, orgId: org.orgId, attemptId, runnerTokenHash: runner.tokenHash });
     const a2 = await jobAccess(t.db, cred.token, j2.id);
     const refused = await lockState(t.db, a2, { ID: "other", Operation: "OperationTypePlan" });
     expect(refused.ok).toBe(false);

@@ -3,18 +3,22 @@
 import { createHash, randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { infraJobs, runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
+import { runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { formatLockError } from "@/engine/state/backend";
 import type { LockInfo } from "@/engine/types";
 import { conflict, PlantonError } from "../../errors";
-import type { JobAccess } from "./job-access";
+import { lockLiveJob, type JobAccess } from "./job-access";
 
 export type LockResult = { ok: true; lock: LockInfo } | { ok: false; lock: LockInfo; message: string };
 
-/** The job's component state row (created empty on first use), locked for the transaction. Refuses a backend that is not Planton-managed. */
+/**
+ * The job's component state row (created empty on first use), locked for the transaction. Refuses a
+ * backend that is not Planton-managed, and an attempt that no longer runs the job: a lock is held by
+ * the job's current attempt, since replacing or ending an attempt releases what it held.
+ */
 async function stateRowFor(tx: Queryable, access: JobAccess) {
-  const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, access.jobId));
+  const job = await lockLiveJob(tx, access);
   const [backend] = job.backendId ? await tx.select().from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
   if (!backend || backend.kind !== "planton_managed") {
     throw new PlantonError(

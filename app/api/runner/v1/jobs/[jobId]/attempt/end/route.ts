@@ -4,5 +4,5 @@ import { endAttempt } from "@/server/services/runners/attempt-end";
 
 export const dynamic = "force-dynamic";
 
-// Not `live`: ending an attempt the scheduler already declared lost is a quiet no-op.
-export const POST = jobRoute(async ({ rt, access, body }) => json(await endAttempt(rt.db, access, await body(attemptEndRequest))), { live: false });
+// Ending an attempt after its last step ended the job, or after the scheduler declared it lost, is legal.
+export const POST = jobRoute(async ({ rt, access, body }) => json(await endAttempt(rt.db, access, await body(attemptEndRequest))), { use: "ending" });

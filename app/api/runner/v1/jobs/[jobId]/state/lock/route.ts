@@ -11,4 +11,4 @@ export const POST = jobRoute(async ({ rt, access }, req) => {
   return r.ok ? json({ lock: r.lock }) : json({ lock: r.lock, message: r.message }, 409);
 });
 
-export const DELETE = jobRoute(async ({ rt, access }, req) => json(await unlockState(rt.db, access, new URL(req.url).searchParams.get("id"))), { live: false });
+export const DELETE = jobRoute(async ({ rt, access }, req) => json(await unlockState(rt.db, access, new URL(req.url).searchParams.get("id"))));

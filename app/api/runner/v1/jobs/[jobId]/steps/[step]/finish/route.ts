@@ -7,4 +7,5 @@ export const dynamic = "force-dynamic";
 
 export const POST = jobRoute(async ({ rt, access, params, body }) =>
   json(await finishStep(rt.db, access, z.enum(STEP_NAMES).parse(params.step), await body(stepFinishRequest))),
+  { use: "closing" }, // a retried finish after it ended the job answers again
 );
