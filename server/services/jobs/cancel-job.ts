@@ -1,6 +1,6 @@
 // Cancel: a queued or paused job ends at once; a running job is flagged, finishes its in-flight
 // step (the runner hears `cancel` in its heartbeat), and the rest are marked cancelled.
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { Actor } from "../../actor";
@@ -8,7 +8,7 @@ import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
 import { jobActions, REASONS } from "./lifecycle";
 import { endRemainingSteps, lockJob, moveJob } from "./transitions";
-import { infraJobs } from "@/db/schema";
+import { infraJobs, runnerAttempts } from "@/db/schema";
 
 export const cancelJobInput = z.object({ jobId: z.string().min(1) });
 
@@ -35,6 +35,8 @@ export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof 
       return row;
     }
     await endRemainingSteps(tx, jobId, "cancel", REASONS.cancelledBy(actor.label));
+    // A paused job's runner may have died without ending its attempt: the attempt ends with the job.
+    await tx.update(runnerAttempts).set({ endedAt: new Date(), reason: REASONS.cancelledWhile(actor.label, job.status) }).where(and(eq(runnerAttempts.jobId, jobId), isNull(runnerAttempts.endedAt)));
     const row = await moveJob(tx, job, "cancel", { reason: REASONS.cancelledWhile(actor.label, job.status), cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
     await recordAudit(tx, actor, { action: "job.cancel", targetType: "infra_job", targetId: jobId, summary: `Cancelled ${job.status} job ${jobId}` });
     return row;
