@@ -18,6 +18,9 @@ export default async function globalSetup() {
   const cluster = process.env.DATABASE_URL ? null : await startCluster();
   const dbUrl = process.env.DATABASE_URL ?? cluster!.url("postgres");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-e2e-"));
+  // Test gates for the hosted runners: a test holds an apply at a gate and releases it (test/gates.ts).
+  const gatesDir = path.join(dataDir, "gates");
+  fs.mkdirSync(gatesDir, { recursive: true });
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID")) || process.env.E2E_BUILD === "1") {
     const r = spawnSync(process.execPath, ["node_modules/next/dist/bin/next", "build"], { cwd: root, stdio: "inherit" });
     if (r.status !== 0) throw new Error("next build failed");
@@ -26,7 +29,7 @@ export default async function globalSetup() {
   const baseURL = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,
-    env: { ...withoutAdminCredentials(process.env), DATABASE_URL: dbUrl, PLANTON_DATA_DIR: dataDir, PLANTON_URL: baseURL, PORT: String(port), PLANTON_HOSTED_RUNNERS: process.env.PLANTON_HOSTED_RUNNERS ?? "1" },
+    env: { ...withoutAdminCredentials(process.env), DATABASE_URL: dbUrl, PLANTON_DATA_DIR: dataDir, PLANTON_URL: baseURL, PORT: String(port), PLANTON_HOSTED_RUNNERS: process.env.PLANTON_HOSTED_RUNNERS ?? "1", PLANTON_TEST_GATES_DIR: gatesDir },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -52,7 +55,7 @@ export default async function globalSetup() {
   if (!password || !email) throw new Error(`The console did not print the admin sign-in:\n${output}`);
 
   fs.mkdirSync(path.dirname(E2E_STATE), { recursive: true });
-  fs.writeFileSync(E2E_STATE, JSON.stringify({ baseURL, email, password, dbUrl, dataDir }));
+  fs.writeFileSync(E2E_STATE, JSON.stringify({ baseURL, email, password, dbUrl, dataDir, gatesDir }));
   process.env.E2E_BASE_URL = baseURL;
 
   return async () => {

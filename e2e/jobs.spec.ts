@@ -1,20 +1,21 @@
 // Following and steering Infra Jobs in the console, as an engineer would, against the real server,
-// the hosted runner and the builtin engine. A StaticSite module with a time_sleep holds apply open
-// long enough to watch it stream, reload mid-stream and cancel while it runs.
+// the hosted runner and the builtin engine. A StaticSite module with a test gate holds apply open
+// while a test watches it stream, reloads mid-stream and cancels while it runs; the test releases it.
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { iacModules, infraComponents, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
 import { addMember } from "./db";
-import { e2eState, screenshot, signIn } from "./support";
+import { e2eGates, e2eState, screenshot, signIn } from "./support";
 
-// Each test waits on real runs (sleeps of 8 and 60 seconds); a loaded machine needs more than the default.
+// Each test waits on real runs; a loaded machine needs more than the default.
 test.describe.configure({ mode: "serial", timeout: 240_000 });
+const gates = e2eGates();
 
 const ENGINEER = { email: "engineer@jobs.example", password: "engineer-password-1" };
 const VIEWER = { email: "viewer@jobs.example", password: "viewer-password-1" };
@@ -22,29 +23,25 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 test.beforeAll(async () => {
   const s = e2eState();
-  // The platform's static-site module plus a time_sleep the site's files wait for: 8 seconds for
-  // every StaticSite, 60 for cancel-site and reload-site (their custom module), so a job can queue
-  // behind one and a reload lands mid-apply.
-  const slowModule = (name: string, seconds: number) => {
+  // The platform's static-site module plus a test gate the site's files wait for (named by the
+  // site): it passes at once unless a test holds it, so a test can act while apply is in flight.
+  const gatedModule = (name: string) => {
     const dir = path.join(s.dataDir, "modules", name);
     fs.mkdirSync(dir, { recursive: true });
     for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
     const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
     fs.writeFileSync(
       path.join(dir, "main.tf"),
-      `resource "time_sleep" "settle" {\n  create_duration = "${seconds}s"\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, time_sleep.settle]"),
+      `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"),
     );
     return dir;
   };
   const h = await openDatabase({ url: s.dbUrl, migrate: false });
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
-    const module = (name: string, version: string, seconds: number) => ({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name, provisioner: "builtin" as const, version, source: slowModule(name, seconds) });
-    const slower = module("static-site-slower", "1.0.0", 60);
-    await h.db.insert(iacModules).values([module("static-site-slow", "1.0.1", 8), slower]);
-    const reload = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
-    const cancel = await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
-    await h.db.update(infraComponents).set({ customModuleId: slower.id }).where(inArray(infraComponents.id, [cancel.id, reload.id]));
+    await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated", provisioner: "builtin" as const, version: "1.0.1", source: gatedModule("static-site-gated") });
+    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
+    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
   } finally {
     await h.close();
   }
@@ -102,7 +99,8 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await expect(page.getByRole("link", { name: /Infra Jobs/ }).first()).toContainText("1");
 
   await openStep(page, "preview");
-  await expect(page.getByRole("region", { name: "Resource changes" }).getByText("time_sleep.settle")).toBeVisible();
+  await expect(page.getByRole("region", { name: "Resource changes" }).getByText("plantontest_gate.settle")).toBeVisible();
+  gates.hold("www");
   await page.getByRole("button", { name: "Approve", exact: true }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByText("6 to create")).toBeVisible();
@@ -111,11 +109,13 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await screenshot(page, "job-paused");
   await dialog.getByRole("button", { name: "Approve and apply" }).click();
 
+  await gates.held("www");
   await expect(step(page, "apply")).toHaveText("Running");
   await openStep(page, "apply");
-  await expect(logText(page, "apply")).toContainText("time_sleep.settle: Creating");
+  await expect(logText(page, "apply")).toContainText("plantontest_gate.settle: Creating");
   await expect(page.getByTestId("job-status")).toHaveText("Running");
   await screenshot(page, "job-running");
+  gates.release("www");
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
   await expect(step(page, "apply")).toHaveText("Succeeded");
   await expect(logText(page, "apply")).toContainText("Apply complete!");
@@ -128,16 +128,19 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
 test("reloading mid-stream, the log pane carries on without gaps or repeats", async ({ page }) => {
   await signIn(page, ENGINEER.email, ENGINEER.password);
   await page.goto(`${e2eState().baseURL}/o/acme/jobs`);
+  gates.hold("reload");
   const jobId = await runJob(page, "Update", "Reload while it streams", "reload-site (dev)");
-  await expect(step(page, "apply")).toHaveText("Running", { timeout: 30_000 });
+  await gates.held("reload");
+  await expect(step(page, "apply")).toHaveText("Running");
   await openStep(page, "apply");
-  await expect(logText(page, "apply")).toContainText("time_sleep.settle: Creating");
+  await expect(logText(page, "apply")).toContainText("plantontest_gate.settle: Creating");
   const before = (await logText(page, "apply").textContent())!;
 
   await page.reload();
   await expect(page.getByTestId("job-status")).toHaveText("Running");
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText(before.trim().split("\n")[0]);
+  gates.release("reload");
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 120_000 });
   await expect(logText(page, "apply")).toContainText("Apply complete!");
 
@@ -149,8 +152,10 @@ test("reloading mid-stream, the log pane carries on without gaps or repeats", as
 test("cancelling a running job lets the in-flight step finish; a queued job behind it and a paused job end at once with their steps cancelled", async ({ page }) => {
   await signIn(page, ENGINEER.email, ENGINEER.password);
   await openComponent(page, "cancel-site");
+  gates.hold("cancel");
   const running = await runJob(page, "Update", "Will be cancelled while applying");
-  await expect(step(page, "apply")).toHaveText("Running", { timeout: 30_000 });
+  await gates.held("cancel");
+  await expect(step(page, "apply")).toHaveText("Running");
 
   // Cancel at once, while apply (the last operation) is in flight: it runs to its end, and with
   // nothing left to stop the job succeeds, its record saying the cancel came too late.
@@ -171,6 +176,7 @@ test("cancelling a running job lets the in-flight step finish; a queued job behi
   await expect(page.getByTestId("job-result")).toHaveText("Cancelled");
   for (const s of ["init", "refresh", "preview"]) await expect(step(page, s)).toHaveText("Cancelled");
 
+  gates.release("cancel");
   await page.goto(`${e2eState().baseURL}/o/acme/jobs/${running}`);
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 90_000 });
   await expect(page.getByText(/came too late/)).toBeVisible();

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, type Page } from "@playwright/test";
+import { createTestGates } from "../test/gates";
 
 export interface E2eState {
   baseURL: string;
@@ -8,9 +9,14 @@ export interface E2eState {
   password: string;
   dbUrl: string;
   dataDir: string;
+  /** Where the console's hosted runners look for test gates (PLANTON_TEST_GATES_DIR). */
+  gatesDir: string;
 }
 
 export const e2eState = (): E2eState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e-state.json"), "utf8"));
+
+/** The test gates the console's hosted runners honour. */
+export const e2eGates = () => createTestGates(e2eState().gatesDir);
 
 export async function signIn(page: Page, email: string, password: string) {
   await page.goto(`${e2eState().baseURL}/sign-in`);
