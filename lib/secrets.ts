@@ -1,4 +1,4 @@
-// What every side knows about secrets and variables: the name rule, the `$secret/NAME` reference,
+// What every side knows about secrets and variables: the name rule, the `$secret/NAME` and `$var/NAME` references,
 // the name a generated secret gets, the mask shown in place of a sensitive value, and which text
 // the database cannot store.
 
@@ -19,17 +19,41 @@ export function secretNameOf(value: unknown): string | null {
   return typeof value === "string" ? (SECRET_REF.exec(value)?.[1] ?? null) : null;
 }
 
-/** Every secret a set of spec values references, each once, in order of appearance. */
-export function secretReferences(value: unknown): string[] {
+function referencesBy(nameOf: (v: unknown) => string | null, value: unknown): string[] {
   const found = new Set<string>();
   const visit = (v: unknown): void => {
-    const name = secretNameOf(v);
+    const name = nameOf(v);
     if (name) found.add(name);
     else if (Array.isArray(v)) v.forEach(visit);
     else if (v !== null && typeof v === "object") Object.values(v).forEach(visit);
   };
   visit(value);
   return [...found];
+}
+
+/** Every secret a set of spec values references, each once, in order of appearance. */
+export const secretReferences = (value: unknown): string[] => referencesBy(secretNameOf, value);
+
+// A variable's value is not secret: `$var/NAME` (the whole value) is replaced by it when the job is made.
+const VARIABLE_REF = /^\$var\/(.+)$/s;
+
+export const variableRef = (name: string) => `$var/${name}`;
+
+/** The variable a spec value references (`$var/NAME`, the whole value), or null. */
+export function variableNameOf(value: unknown): string | null {
+  return typeof value === "string" ? (VARIABLE_REF.exec(value)?.[1] ?? null) : null;
+}
+
+/** Every variable a set of spec values references, each once, in order of appearance. */
+export const variableReferences = (value: unknown): string[] => referencesBy(variableNameOf, value);
+
+/** The spec values with every `$var/NAME` replaced by the variable's value. */
+export function withVariables(value: unknown, values: Record<string, string>): unknown {
+  const name = variableNameOf(value);
+  if (name !== null) return name in values ? values[name] : value;
+  if (Array.isArray(value)) return value.map((v) => withVariables(v, values));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withVariables(v, values)]));
+  return value;
 }
 
 // Environment and component names are lower-case letters, digits and dashes starting with a letter.

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Database } from "@/db/client";
 import { infraJobs, jobOperations } from "@/db/schema";
 import { newId } from "@/lib/ids";
+import { withVariables } from "@/lib/secrets";
 import { isOperation, unknownOperationMessage, type IacInput, type JobOperationKind } from "@/lib/runner-protocol";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
@@ -110,7 +111,8 @@ function buildIacInput(
     operation,
     steps: steps.filter((s) => s.result !== "skipped").map((s) => s.step),
     module: { name: m.name, version: m.version, provisioner: m.provisioner, source: m.source, files: r.bundle!.files, sha256: r.bundle!.sha256 },
-    variables: (component.spec ?? {}) as Record<string, unknown>,
+    // Variables are not secret: their values replace `$var/…` here; secrets stay references the runner resolves.
+    variables: withVariables(component.spec ?? {}, r.variableValues) as Record<string, unknown>,
     connection: r.connection
       ? { name: r.connection.name, provider: r.connection.provider, mode: r.connection.mode, config: r.connection.config as Record<string, unknown> }
       : null,

@@ -14,6 +14,7 @@ import { bundleSha256, preflightForKind, unauthorizedConnectionMessage } from ".
 import { getIacInput, getJob, listJobs } from "./queries";
 import { rerunJob } from "./rerun-job";
 import { resumeJob } from "./resume-job";
+import { createVariable } from "../settings/secrets";
 import { claim, orgWithComponent, runStep, testRunner } from "./test-helpers";
 import { connectionAuthorizations } from "@/db/schema";
 
@@ -239,5 +240,27 @@ describe("progress events", () => {
     const total = (await readEventsAfter(t.db, job.id, 0)).length;
     expect(seen).toEqual(Array.from({ length: total - after }, (_, i) => after + i + 1));
     expect((await readEventsAfter(t.db, job.id, 5)).map((e) => e.seq)[0]).toBe(6);
+  });
+});
+
+describe("variables referenced by a spec", () => {
+  it("replace their $var/NAME in the job's input where their scope allows the environment, and fail preflight naming them where it does not", async () => {
+    const { org } = await orgWithComponent(t.db, { components: 0 });
+    await createVariable(t.db, org.actor(), { name: "SITE_TITLE", value: "Staging site", scope: "environment", environments: ["staging"] });
+    const mk = (environment: string, title: string) =>
+      createComponent(t.db, org.actor(), { environment, kind: "StaticSite", name: `titled-${environment}-${title.length}`, spec: { site_name: `titled-${environment}`, title }, connection: "local-sandbox" });
+    const staging = await mk("staging", "$var/SITE_TITLE");
+    const ok = await createJob(t.db, org.actor(), { componentId: staging.id });
+    expect(ok.status).toBe("queued");
+    expect(((await getIacInput(t.db, org.orgId, ok.id)) as { variables: Record<string, unknown> }).variables.title).toBe("Staging site");
+
+    const dev = await mk("dev", "$var/SITE_TITLE");
+    const refused = await createJob(t.db, org.actor(), { componentId: dev.id });
+    expect(refused).toMatchObject({ status: "completed", result: "failed" });
+    expect(refused.reason).toBe(
+      "Nothing ran: environment dev may not use the variable SITE_TITLE. Allow it in Settings → Secrets & Variables (scope: environments dev, or the organization), then run the job again.",
+    );
+    const missing = await createJob(t.db, org.actor(), { componentId: (await mk("staging", "$var/NO_SUCH")).id });
+    expect(missing.reason).toBe("Nothing ran: the spec references the variable NO_SUCH, which does not exist. Create it in Settings → Secrets & Variables, or fix the reference in the component's spec, then run the job again.");
   });
 });

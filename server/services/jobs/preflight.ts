@@ -8,12 +8,12 @@ import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { CONNECTION_PROVIDERS } from "@/lib/catalog";
-import { secretReferences } from "@/lib/secrets";
+import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { getCatalogKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
-import { secretUses } from "../settings/secret-access";
+import { secretUses, variableUses } from "../settings/secret-access";
 
 export type Essential = "module" | "credentials" | "backend" | "flow_control" | "secrets";
 
@@ -50,6 +50,8 @@ export interface Resolved {
   connection: ConnectionRow | null;
   backend: BackendRow | null;
   policy: ResolvedPolicy;
+  /** The values of the variables the spec references (`$var/NAME`). */
+  variableValues: Record<string, string>;
 }
 
 /** SHA-256 of the canonical bundle: sorted paths, each `path\0content\0`. */
@@ -184,20 +186,30 @@ function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {
   };
 }
 
-/** Every `$secret/NAME` the spec references exists and may be used in the component's environment. */
-async function secretsCheck(db: Queryable, orgId: string, env: { id: string; name: string }, spec: unknown): Promise<PreflightCheck> {
-  const names = secretReferences(spec);
-  const uses = await secretUses(db, orgId, env, names);
-  const errors = names.flatMap((n) => {
-    const use = uses.get(n)!;
-    return use.ok ? [] : [use.reason];
-  });
+/**
+ * Every `$secret/NAME` and `$var/NAME` the spec references exists and may be used in the component's
+ * environment; answers the variables' values too, which the job's input carries in place of their references.
+ */
+async function secretsCheck(db: Queryable, orgId: string, env: { id: string; name: string }, spec: unknown): Promise<{ check: PreflightCheck; variableValues: Record<string, string> }> {
+  const secretNames = secretReferences(spec);
+  const variableNames = variableReferences(spec);
+  const [secretAnswers, variableAnswers] = await Promise.all([secretUses(db, orgId, env, secretNames), variableUses(db, orgId, env, variableNames)]);
+  const uses = [
+    ...secretNames.map((n) => ({ kind: "secret", name: n, use: secretAnswers.get(n)! })),
+    ...variableNames.map((n) => ({ kind: "variable", name: n, use: variableAnswers.get(n)! })),
+  ];
+  const errors = uses.flatMap(({ use }) => (use.ok ? [] : [use.reason]));
+  const variableValues: Record<string, string> = {};
+  for (const [name, use] of variableAnswers) if (use.ok) variableValues[name] = use.entry.value;
   return {
-    essential: "secrets",
-    passed: !errors.length,
-    resolvedTo: names.length ? names.join(", ") : "the spec references none",
-    errors,
-    visited: names.map((n) => `secret ${n}: ${uses.get(n)!.ok ? `usable in ${env.name}` : "refused"}`),
+    check: {
+      essential: "secrets",
+      passed: !errors.length,
+      resolvedTo: uses.length ? uses.map((u) => `${u.kind === "secret" ? "$secret" : "$var"}/${u.name}`).join(", ") : "the spec references none",
+      errors,
+      visited: uses.map((u) => `${u.kind} ${u.name}: ${u.use.ok ? `usable in ${env.name}` : "refused"}`),
+    },
+    variableValues,
   };
 }
 
@@ -253,10 +265,10 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
     componentId: component.id,
     componentName: component.name,
   });
-  const secretCheck = await secretsCheck(db, component.orgId, env, component.spec ?? {});
+  const store = await secretsCheck(db, component.orgId, env, component.spec ?? {});
   return {
-    report: report([mod.check, cred, be.check, flowControlCheck(policy), secretCheck]),
-    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, policy },
+    report: report([mod.check, cred, be.check, flowControlCheck(policy), store.check]),
+    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, policy, variableValues: store.variableValues },
     kind,
   };
 }

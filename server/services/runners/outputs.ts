@@ -32,7 +32,7 @@ export async function readJobSecret(db: Database, access: JobAccess, name: strin
   }
   const use = (await secretUses(db, access.orgId, { id: job.environmentId, name: job.environment }, [name])).get(name)!;
   if (!use.ok) throw new PlantonError(use.missing ? "NOT_FOUND" : "FORBIDDEN", use.reason);
-  return { value: decryptSecret(use.secret.valueEncrypted) };
+  return { value: decryptSecret(use.entry.valueEncrypted) };
 }
 
 export async function saveOutputs(db: Database, access: JobAccess, body: { attemptId: string; outputs: Record<string, { value: unknown; sensitive: boolean }> }): Promise<OutputsPayload> {
