@@ -102,6 +102,7 @@ describe("job transitions", () => {
   const legal: Record<string, string> = {
     "queued/tbd claim": "running/tbd",
     "queued/tbd cancel": "completed/cancelled",
+    "running/tbd requeue": "queued/tbd",
     "running/tbd pause": "awaiting_approval/tbd",
     "running/tbd succeed": "completed/succeeded",
     "running/tbd fail": "completed/failed",

@@ -84,7 +84,7 @@ export function planFailedPreflight(operation: JobOperationKind, policy: PolicyT
 }
 
 // ── Job transitions ────────────────────────────────────────────────────────────────────────────
-export const JOB_EVENTS = ["claim", "pause", "approve", "succeed", "fail", "cancel", "finish_cancelled"] as const;
+export const JOB_EVENTS = ["claim", "requeue", "pause", "approve", "succeed", "fail", "cancel", "finish_cancelled"] as const;
 export type JobEvent = (typeof JOB_EVENTS)[number];
 
 const key = (p: Phase) => `${p.status}/${p.result}`;
@@ -96,6 +96,8 @@ const JOB_TABLE: Record<string, Partial<Record<JobEvent, Phase>>> = {
     cancel: { status: "completed", result: "cancelled" },
   },
   "running/tbd": {
+    // The runner was lost before it started anything: nothing ran, so the job waits for another.
+    requeue: { status: "queued", result: "tbd" },
     pause: { status: "awaiting_approval", result: "tbd" },
     succeed: { status: "completed", result: "succeeded" },
     fail: { status: "completed", result: "failed" },

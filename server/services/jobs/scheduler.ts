@@ -3,10 +3,11 @@
 import { and, eq, isNull, lt, sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs, runnerAttempts } from "@/db/schema";
-import { failRunningJob, lockJob } from "./transitions";
+import { failRunningJob, lockJob, moveJob, stepsOf } from "./transitions";
 
 const LEADER_LOCK = 727275;
 export const RUNNER_LOST = "runner lost";
+export const RUNNER_LOST_BEFORE_START = "runner lost before it started any step; the job was queued again";
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
@@ -15,7 +16,9 @@ function rowsOf<T>(result: unknown): T[] {
 /**
  * Declares the runners of lapsed leases lost: the attempt ends with "runner lost", the running step
  * fails with it, the job completes failed, its state lock is released and the component's queue moves on.
- * Returns the ids of the jobs it ended; [] when another replica is the leader this tick.
+ * An attempt lost before it started any step (a runner killed right after its claim) changed nothing:
+ * its job is queued again for another runner. Returns the ids of the jobs it ended or queued again;
+ * [] when another replica is the leader this tick.
  */
 export async function expireLeases(db: Database, now = new Date()): Promise<string[]> {
   return db.transaction(async (tx) => {
@@ -30,13 +33,17 @@ export async function expireLeases(db: Database, now = new Date()): Promise<stri
     for (const { id } of lapsed) {
       const job = await lockJob(tx, id);
       if (!job || job.status !== "running") continue;
-      if (job.currentAttemptId) {
+      const [attempt] = job.currentAttemptId ? await tx.select().from(runnerAttempts).where(eq(runnerAttempts.id, job.currentAttemptId)) : [];
+      const startedSince = (await stepsOf(tx, job.id)).some((s) => s.status === "running" || (attempt && s.startedAt && s.startedAt >= attempt.startedAt));
+      const requeue = !!attempt && !startedSince && !job.cancelRequestedAt;
+      if (attempt) {
         await tx
           .update(runnerAttempts)
-          .set({ endedAt: now, reason: RUNNER_LOST })
-          .where(and(eq(runnerAttempts.id, job.currentAttemptId), isNull(runnerAttempts.endedAt)));
+          .set({ endedAt: now, reason: requeue ? RUNNER_LOST_BEFORE_START : RUNNER_LOST })
+          .where(and(eq(runnerAttempts.id, attempt.id), isNull(runnerAttempts.endedAt)));
       }
-      await failRunningJob(tx, job, RUNNER_LOST);
+      if (requeue) await moveJob(tx, job, "requeue", { reason: null, runnerId: null, currentAttemptId: null, leaseExpiresAt: null });
+      else await failRunningJob(tx, job, RUNNER_LOST);
       ended.push(id);
     }
     return ended;
@@ -56,7 +63,7 @@ export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: numb
     running = true;
     try {
       const ended = await expireLeases(handle.db);
-      if (ended.length) log(`runner lost: ${ended.join(", ")} failed and their state locks were released`);
+      if (ended.length) log(`runner lost: ${ended.join(", ")} ended (failed, or queued again when nothing had started) and their state locks were released`);
     } catch (err) {
       log(`tick failed: ${(err as Error).message}`);
     } finally {

@@ -41,7 +41,7 @@ export async function moveJob(tx: Queryable, job: JobRow, event: JobEvent, patch
     .returning();
   if (!row) throw new Error(`job ${job.id} changed under a lock`);
   await appendEvents(tx, job.id, [{ operation: null, type: "job_status", payload: { status: to.status, result: to.result, ...(patch.reason ? { reason: patch.reason } : {}) } }]);
-  if (to.status === "completed") await releaseStateLocks(tx, job.id);
+  if (to.status === "completed" || event === "requeue") await releaseStateLocks(tx, job.id);
   if (to.status === "queued" || to.status === "completed" || to.status === "awaiting_approval") await notifyQueue(tx, job.orgId);
   return row;
 }

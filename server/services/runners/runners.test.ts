@@ -128,6 +128,23 @@ describe("running a job through the runner API services", () => {
     await endAttempt(t.db, c.access, { attemptId: c.claim.attemptId, exitCode: 0 });
   });
 
+  it("a runner lost right after its claim, before it started any step, leaves the job queued for another runner", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const first = (await claim(t.db, runner))!;
+    await t.db.update(infraJobs).set({ leaseExpiresAt: new Date(Date.now() - 1000) }).where(eq(infraJobs.id, job.id));
+    expect(await expireLeases(t.db)).toContain(job.id);
+    expect(await getJob(t.db, org.orgId, job.id)).toMatchObject({ status: "queued", result: "tbd", currentAttemptId: null });
+    const [ended] = await t.db.select().from(runnerAttempts).where(eq(runnerAttempts.id, first.claim.attemptId));
+    expect(ended.reason).toBe("runner lost before it started any step; the job was queued again");
+    const second = (await claim(t.db, runner))!;
+    expect(second.claim.job.id).toBe(job.id);
+    expect(second.claim.input.steps).toEqual(["init", "refresh", "preview", "apply"]);
+    await expect(runStep(t.db, first, "init")).rejects.toThrow();
+    expect((await runStep(t.db, second, "init")).proceed).toBe(true);
+  });
+
   it("a gated apply cannot be started without an approval of the reviewed plan, whatever the runner sends", async () => {
     const { org, component } = await orgWithComponent(t.db, { policy: { pauseBeforeApply: true, previewBeforeApply: false } });
     const runner = await testRunner(t.db, org);
