@@ -30,6 +30,8 @@ export const ID_PREFIXES = {
   runnerAttempt: "run",
   stateObject: "st",
   jobCredential: "jcr",
+  /** An unexpected server error, as the answer and the server log name it. */
+  error: "err",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
