@@ -1,3 +1,4 @@
+import { serverConfig } from "./config";
 import { getRuntime } from "./runtime";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
@@ -9,6 +10,7 @@ export async function startServerProcesses(): Promise<void> {
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
   startScheduler(runtime.handle);
-  const serverUrl = process.env.PLANTON_SERVER_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const config = serverConfig();
+  const serverUrl = config.PLANTON_SERVER_URL ?? `http://127.0.0.1:${config.PORT}`;
   startHostedRunners(runtime.db, { serverUrl }).catch((err) => console.error(`[hosted-runners] not started: ${(err as Error).message}`));
 }
