@@ -39,7 +39,9 @@ export function answerFor(err: unknown, edge: Edge): ErrorAnswer {
   if (err instanceof PlantonError) return refusal(err.code, err.message, err.field);
   if (err instanceof ZodError) {
     const first = err.issues[0];
-    return refusal("BAD_REQUEST", `Nothing was done: ${first.path.join(".") || "input"}: ${first.message}`);
+    // A record key's own message (e.g. an output name) is nested under "Invalid key in record".
+    const inner = "issues" in first && Array.isArray(first.issues) ? (first.issues as { message?: string }[]).flat()[0]?.message : undefined;
+    return refusal("BAD_REQUEST", `Nothing was done: ${first.path.join(".") || (edge === "console" ? "input" : "body")}: ${inner ?? first.message}`);
   }
   // A lost race: the job or step moved on before this request's change, so nothing was done.
   if (err instanceof IllegalTransitionError) return refusal("CONFLICT", `Nothing was done: ${err.message}`);
