@@ -31,7 +31,7 @@ const STATUS: Record<PlantonErrorCode | "INTERNAL", number> = {
 
 const refusal = (code: PlantonErrorCode, message: string, field?: string): ErrorAnswer => ({ status: STATUS[code], code, trpcCode: code, message, field });
 
-export const unexpectedErrorMessage = (errorId: string) =>
+const unexpectedErrorMessage = (errorId: string) =>
   `The server failed to answer (error ${errorId}); nothing is known to have changed. Try again, and give the console's operator the error id if it keeps failing.`;
 
 /** What an edge answers for `err`. An unexpected error is logged here, once, under a new error id; its text never leaves the server. */
