@@ -1,6 +1,6 @@
 // The HTTP edge of the public REST API (/api/v1): route handlers in app/api/v1 are a few lines over
 // these. A caller is an API token (`Authorization: Bearer plt_…`); its organization is the token's.
-// Refusals come back as JSON `{error: {code, message}}` with the matching status, in the services' words.
+// Refusals come back as JSON `{error: {code, message}}` with the matching status, in the services' words (server/error-map.ts).
 import type { z } from "zod";
 import type { Role } from "@/lib/roles";
 import { roleAllows } from "@/lib/roles";
