@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { TRPCError } from "@trpc/server";
 import { eq, sql } from "drizzle-orm";
-import { infraJobs, jobOperations } from "@/db/schema";
+import { jobOperations } from "@/db/schema";
 import { POST as cancelOverRest } from "@/app/api/v1/jobs/[id]/cancel/route";
 import { POST as startStepOverRunnerApi } from "@/app/api/runner/v1/jobs/[jobId]/steps/[step]/start/route";
 import { POST as trpcOverHttp } from "@/app/api/trpc/[trpc]/route";
@@ -64,14 +64,14 @@ const runnerStart = (credential: string, jobId: string, attemptId: string) =>
     { params: Promise.resolve({ jobId, step: "init" }) },
   );
 
-/** A job whose phase moved underneath the request: queued, yet already with a result. */
-const moveUnderneath = (jobId: string) => rt.db.update(infraJobs).set({ result: "succeeded" }).where(eq(infraJobs.id, jobId));
+/** Steps whose phase moved underneath the request: still queued, yet already with a result. */
+const moveStepsUnderneath = (jobId: string) => rt.db.update(jobOperations).set({ result: "failed" }).where(eq(jobOperations.jobId, jobId));
 
 describe("one error map for the three edges", () => {
-  it("an illegal transition (a job moved underneath) is 409 CONFLICT with the lifecycle's words on every edge", async () => {
+  it("an illegal transition (steps moved underneath) is 409 CONFLICT with the lifecycle's words on every edge", async () => {
     const { org, token, job } = await setUp();
-    await moveUnderneath(job.id);
-    const message = "Nothing was done: A job that is queued/succeeded cannot cancel.";
+    await moveStepsUnderneath(job.id);
+    const message = "Nothing was done: A step that is queued/failed cannot cancel.";
 
     const viaCaller = await org.call("engineer").jobs.cancel({ org: org.slug, jobId: job.id }).catch((e) => e);
     expect(viaCaller).toBeInstanceOf(TRPCError);
@@ -89,7 +89,7 @@ describe("one error map for the three edges", () => {
     const other = await setUp();
     const claimed = (await claim(rt.db, await testRunner(rt.db, other.org)))!;
     expect(claimed.claim.job.id).toBe(other.job.id);
-    await rt.db.update(jobOperations).set({ result: "failed" }).where(eq(jobOperations.jobId, claimed.claim.job.id));
+    await moveStepsUnderneath(claimed.claim.job.id);
     const viaRunnerApi = await runnerStart(claimed.claim.credential.token, claimed.claim.job.id, claimed.claim.attemptId);
     expect(viaRunnerApi.status).toBe(409);
     expect(await viaRunnerApi.json()).toEqual({ error: { code: "CONFLICT", message: "Nothing was done: A step that is queued/failed cannot start." } });
