@@ -24,29 +24,24 @@ export interface OpenOptions {
   url?: string;
   /** PGlite's folder; "memory://" for a throwaway in-memory database. */
   dataDir?: string;
+  /** Connections kept open to `url` (postgres.js's default, 10, when absent). */
+  pool?: number;
   migrate?: boolean;
 }
 
 export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd(), "db", "migrations");
 
 export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHandle> {
-  const handle = opts.url ? await openPostgres(opts.url) : await openPglite(opts.dataDir ?? defaultPgliteDir());
+  if (!opts.url && !opts.dataDir) throw new Error("openDatabase needs a postgres:// url or PGlite's dataDir");
+  const handle = opts.url ? await openPostgres(opts.url, opts.pool) : await openPglite(opts.dataDir!);
   if (opts.migrate !== false) await migrateHandle(handle, opts.url);
   return handle;
 }
 
-export function defaultDataDir(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.PLANTON_DATA_DIR ?? ".data");
-}
-
-function defaultPgliteDir(): string {
-  return path.join(defaultDataDir(), "pglite");
-}
-
-async function openPostgres(url: string): Promise<DatabaseHandle> {
+async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
-  const sql = postgres(url, { max: Number(process.env.PLANTON_DB_POOL ?? 10), onnotice: () => {} });
+  const sql = postgres(url, { ...(pool ? { max: pool } : {}), onnotice: () => {} });
   const db = drizzle(sql, { schema }) as unknown as Database;
   return {
     db,

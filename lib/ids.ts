@@ -1,35 +1,7 @@
-import { randomBytes } from "node:crypto";
+import { monotonicFactory } from "ulid";
 
-// Crockford base32, as ULID uses: ids sort by creation time as plain strings.
-const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-let lastTime = 0;
-let lastRandom: number[] = [];
-
-function encodeTime(time: number): string {
-  let out = "";
-  for (let i = 0; i < 10; i++) {
-    out = ALPHABET[time % 32] + out;
-    time = Math.floor(time / 32);
-  }
-  return out;
-}
-
-function nextRandom(time: number): number[] {
-  if (time === lastTime && lastRandom.length) {
-    // Monotonic within one millisecond: increment the previous random part.
-    const r = [...lastRandom];
-    for (let i = r.length - 1; i >= 0; i--) {
-      if (r[i] < 31) {
-        r[i]++;
-        return r;
-      }
-      r[i] = 0;
-    }
-    return r;
-  }
-  return [...randomBytes(16)].map((b) => b % 32);
-}
+// Monotonic: ids made in one millisecond, or after the clock steps back, still sort in creation order.
+const ulid = monotonicFactory();
 
 export const ID_PREFIXES = {
   organization: "org",
@@ -58,17 +30,15 @@ export const ID_PREFIXES = {
   runnerAttempt: "run",
   stateObject: "st",
   jobCredential: "jcr",
+  /** An unexpected server error, as the answer and the server log name it. */
+  error: "err",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
 /** A prefixed, time-sortable id such as `job_01JD3…`. The service allocates every id. */
 export function newId(kind: IdKind): string {
-  const time = Date.now();
-  const random = nextRandom(time);
-  lastTime = time;
-  lastRandom = random;
-  return `${ID_PREFIXES[kind]}_${encodeTime(time)}${random.map((n) => ALPHABET[n]).join("")}`;
+  return `${ID_PREFIXES[kind]}_${ulid()}`;
 }
 
 export function idKindOf(id: string): IdKind | undefined {

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { ClaimResponse, StepName } from "../lib/runner-protocol";
 import { writeBundle } from "./bundle";
 import { HttpError, type JobClient, type RunnerClient } from "./client";
+import { runnerConfig } from "./config";
 import { EventUploader } from "./events";
 import { type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./engines/adapter";
 import { BuiltinAdapter } from "./engines/builtin";
@@ -88,7 +89,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       else log.warn("heartbeat failed", { error: String(err) });
     }
   };
-  const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? Number(process.env.PLANTON_RUNNER_HEARTBEAT_MS ?? 5_000));
+  const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? runnerConfig().PLANTON_RUNNER_HEARTBEAT_MS);
 
   log.info("job claimed", { operation: input.operation, steps: input.steps, module: `${input.module.name}@${input.module.version}`, engine: adapter.name });
   let prepared: Promise<Record<string, unknown>> | undefined;

@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
 import { ENGINE_VERSION } from "../engine/index";
 import { ClaimLoop } from "./claim-loop";
+import { runnerConfig, type RunnerConfig } from "./config";
 import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
 
@@ -83,13 +84,21 @@ function positiveInt(v: string): number {
 }
 
 export async function main(argv = process.argv): Promise<void> {
+  let env: RunnerConfig;
+  try {
+    env = runnerConfig();
+  } catch (err) {
+    createLogger().error((err as Error).message);
+    process.exitCode = 2;
+    return;
+  }
   const program = new Command("planton-runner")
     .description("Runs Planton Infra Jobs: claims work from the server and executes it with an engine.")
-    .option("--url <server>", "server URL (env PLANTON_URL)", process.env.PLANTON_URL)
-    .option("--token <rnr_…>", "runner token (env PLANTON_RUNNER_TOKEN)", process.env.PLANTON_RUNNER_TOKEN)
+    .option("--url <server>", "server URL (env PLANTON_URL)", env.PLANTON_URL)
+    .option("--token <rnr_…>", "runner token (env PLANTON_RUNNER_TOKEN)", env.PLANTON_RUNNER_TOKEN)
     .option("--capacity <n>", "jobs run at once", positiveInt, 2)
     .option("--work-dir <dir>", "folder for job workspaces", os.tmpdir())
-    .option("--name <name>", "name shown in logs (env PLANTON_RUNNER_NAME)", process.env.PLANTON_RUNNER_NAME ?? os.hostname())
+    .option("--name <name>", "name shown in logs (env PLANTON_RUNNER_NAME)", env.PLANTON_RUNNER_NAME ?? os.hostname())
     .option("--grace-seconds <n>", "how long in-flight steps may finish after SIGTERM", positiveIntOrZero, 30)
     .parse(argv);
   const o = program.opts<{ url?: string; token?: string; capacity: number; workDir: string; name: string; graceSeconds: number }>();
@@ -111,7 +120,7 @@ export async function main(argv = process.argv): Promise<void> {
   }
   // A hosted runner belongs to the console that started it: when that process is gone (even
   // killed outright, with no chance to stop its children), the runner stops too.
-  const parent = Number(process.env.PLANTON_RUNNER_PARENT_PID);
+  const parent = env.PLANTON_RUNNER_PARENT_PID;
   if (parent) {
     const watch = setInterval(() => {
       try {

@@ -4,6 +4,7 @@
 import { spawnSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { tsImport } from "tsx/esm/api";
 
 const root = path.resolve(import.meta.dirname, "..");
 const buildId = path.join(root, ".next", "BUILD_ID");
@@ -19,6 +20,16 @@ function newestMtime(p) {
   return max;
 }
 
+// A bad setting is refused before the build, naming the variable (server/config.ts).
+const { serverConfig } = await tsImport("../server/config.ts", import.meta.url);
+let config;
+try {
+  config = serverConfig();
+} catch (err) {
+  console.error(err.message);
+  process.exit(1);
+}
+
 const builtAt = fs.existsSync(buildId) ? fs.statSync(buildId).mtimeMs : 0;
 if (!builtAt || SOURCES.some((s) => newestMtime(s) > builtAt)) {
   console.log("Building the console (first start, or the sources changed)…");
@@ -26,8 +37,8 @@ if (!builtAt || SOURCES.some((s) => newestMtime(s) > builtAt)) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-const port = process.env.PORT ?? "3000";
-const host = process.env.HOST ?? "127.0.0.1";
+const port = String(config.PORT);
+const host = config.HOST;
 console.log(`Starting Planton console on http://${host === "0.0.0.0" ? "localhost" : host}:${port}`);
 const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", port, "-H", host], { cwd: root, stdio: "inherit" });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

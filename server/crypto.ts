@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { defaultDataDir } from "@/db/client";
+import { serverConfig } from "./config";
 
 let cachedKey: Buffer | undefined;
 
@@ -11,16 +11,9 @@ let cachedKey: Buffer | undefined;
  */
 export function serverKey(): Buffer {
   if (cachedKey) return cachedKey;
-  const fromEnv = process.env.PLANTON_SECRET_KEY;
-  if (fromEnv) {
-    const key = /^[0-9a-f]{64}$/i.test(fromEnv) ? Buffer.from(fromEnv, "hex") : Buffer.from(fromEnv, "base64");
-    if (key.length !== 32) {
-      throw new Error("PLANTON_SECRET_KEY must be 32 bytes, as 64 hex characters or base64. Generate one with: openssl rand -hex 32");
-    }
-    cachedKey = key;
-    return key;
-  }
-  const file = path.join(defaultDataDir(), "secret.key");
+  const config = serverConfig();
+  if (config.PLANTON_SECRET_KEY) return (cachedKey = config.PLANTON_SECRET_KEY);
+  const file = path.join(config.PLANTON_DATA_DIR, "secret.key");
   if (fs.existsSync(file)) {
     cachedKey = Buffer.from(fs.readFileSync(file, "utf8").trim(), "hex");
   } else {

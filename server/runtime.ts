@@ -1,6 +1,8 @@
 // The server's process-wide parts, opened once: the database, auth, and what runs beside them.
+import path from "node:path";
 import { openDatabase, type DatabaseHandle } from "@/db/client";
 import { createAuth, type Auth } from "./auth/auth";
+import { serverConfig } from "./config";
 import { ensurePlatformCatalog } from "./services/catalog";
 import { ensurePlatformPolicy } from "./services/settings/flow-control";
 import { seedDemoOrganization } from "./seed";
@@ -22,7 +24,10 @@ export function getRuntime(): Promise<Runtime> {
 }
 
 async function boot(): Promise<Runtime> {
-  const handle = await openDatabase({ url: process.env.DATABASE_URL || undefined });
+  const config = serverConfig();
+  const handle = await openDatabase(
+    config.DATABASE_URL ? { url: config.DATABASE_URL, pool: config.PLANTON_DB_POOL } : { dataDir: path.join(config.PLANTON_DATA_DIR, "pglite") },
+  );
   const auth = createAuth(handle.db);
   await ensurePlatformCatalog(handle.db);
   await ensurePlatformPolicy(handle.db);

@@ -3,11 +3,11 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
-import { defaultDataDir } from "@/db/client";
 import { connectionAuthorizations, connections, flowControlPolicies, organizations, users } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { Actor } from "./actor";
 import { createUserWithPassword, type Auth } from "./auth/auth";
+import { serverConfig } from "./config";
 import { createComponent } from "./services/components/create-component";
 import { createOrganization } from "./services/organizations/create-organization";
 import { environmentByName } from "./services/organizations/lookup";
@@ -17,8 +17,9 @@ export const DEMO_ORG = "acme";
 export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: string) => void = console.log): Promise<boolean> {
   const [anyOrg] = await db.select({ id: organizations.id }).from(organizations).limit(1);
   if (anyOrg) return false;
-  const email = (process.env.PLANTON_ADMIN_EMAIL ?? "admin@acme.example").toLowerCase();
-  const given = process.env.PLANTON_ADMIN_PASSWORD || undefined;
+  const config = serverConfig();
+  const email = config.PLANTON_ADMIN_EMAIL;
+  const given = config.PLANTON_ADMIN_PASSWORD;
   const password = given ?? randomBytes(12).toString("base64url");
   let [admin] = await db.select().from(users).where(eq(users.email, email));
   admin ??= (await createUserWithPassword(auth, { email, name: "Acme Admin", password })) as typeof admin;
@@ -27,7 +28,7 @@ export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: 
   const actor: Actor = { userId: admin.id, label: email, orgId: org.id, role: "admin" };
 
   const connId = newId("connection");
-  const root = path.join(defaultDataDir(), "local-infra");
+  const root = path.join(config.PLANTON_DATA_DIR, "local-infra");
   await db.insert(connections).values({
     id: connId,
     orgId: org.id,

@@ -1,14 +1,26 @@
+import { serverConfig, type ServerConfig } from "./config";
 import { getRuntime } from "./runtime";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
+  const config = configOrExit();
   const runtime = await getRuntime();
   const g = globalThis as unknown as { __plantonProcesses?: boolean };
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
   startScheduler(runtime.handle);
-  const serverUrl = process.env.PLANTON_SERVER_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const serverUrl = config.PLANTON_SERVER_URL ?? `http://127.0.0.1:${config.PORT}`;
   startHostedRunners(runtime.db, { serverUrl }).catch((err) => console.error(`[hosted-runners] not started: ${(err as Error).message}`));
+}
+
+/** A bad setting stops the server at start, naming the variable, rather than at its first use. */
+function configOrExit(): ServerConfig {
+  try {
+    return serverConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
 }

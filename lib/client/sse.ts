@@ -1,4 +1,6 @@
-// A small reader of text/event-stream bodies (the parts the API uses: id, event, data, comments).
+// Reads a text/event-stream body into messages, parsed by eventsource-parser.
+import { createParser } from "eventsource-parser";
+
 export interface EventStreamMessage {
   id?: string;
   event: string;
@@ -6,32 +8,16 @@ export interface EventStreamMessage {
 }
 
 export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<EventStreamMessage> {
+  const parsed: EventStreamMessage[] = [];
+  const parser = createParser({ onEvent: (m) => parsed.push({ id: m.id, event: m.event || "message", data: m.data }) });
   const decoder = new TextDecoder();
-  let buffer = "";
-  let msg: { id?: string; event?: string; data: string[] } = { data: [] };
   const reader = body.getReader();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buffer.search(/\r?\n/)) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + (buffer[nl] === "\r" ? 2 : 1));
-        if (line === "") {
-          if (msg.data.length || msg.event) yield { id: msg.id, event: msg.event ?? "message", data: msg.data.join("\n") };
-          msg = { data: [] };
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "data") msg.data.push(value);
-        else if (field === "event") msg.event = value;
-        else if (field === "id") msg.id = value;
-      }
+      parser.feed(decoder.decode(value, { stream: true }));
+      while (parsed.length) yield parsed.shift()!;
     }
   } finally {
     reader.releaseLock();

@@ -3,30 +3,32 @@ import { drizzleAdapter } from "better-auth/adapters/drizzle";
 import { accounts, sessions, users, verifications } from "@/db/schema";
 import type { Database } from "@/db/client";
 import { newId, type IdKind } from "@/lib/ids";
+import { serverConfig } from "../config";
 import { serverKey, sha256Hex } from "../crypto";
 
 const MODEL_ID_KIND: Record<string, IdKind> = { user: "user", session: "session", account: "account", verification: "verification" };
 
 /** Email + password sign-in with database sessions (better-auth). Sign-up is closed: admins add members. */
 export function createAuth(db: Database) {
+  const config = serverConfig();
   return betterAuth({
     appName: "Planton console",
     database: drizzleAdapter(db, {
       provider: "pg",
       schema: { user: users, session: sessions, account: accounts, verification: verifications },
     }),
-    secret: process.env.BETTER_AUTH_SECRET ?? sha256Hex(Buffer.concat([serverKey(), Buffer.from("auth")])),
-    baseURL: process.env.PLANTON_URL,
+    secret: config.BETTER_AUTH_SECRET ?? sha256Hex(Buffer.concat([serverKey(), Buffer.from("auth")])),
+    baseURL: config.PLANTON_URL,
     // The console is served from the same origin it signs in on, whichever host name reaches it.
     trustedOrigins: (request) => {
-      const origins = process.env.PLANTON_URL ? [new URL(process.env.PLANTON_URL).origin] : [];
+      const origins = config.PLANTON_URL ? [new URL(config.PLANTON_URL).origin] : [];
       const host = request?.headers.get("x-forwarded-host") ?? request?.headers.get("host");
       if (request && host) origins.push(`${request.headers.get("x-forwarded-proto") ?? new URL(request.url).protocol.slice(0, -1)}://${host}`);
       return origins;
     },
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
-    rateLimit: { enabled: process.env.PLANTON_AUTH_RATE_LIMIT !== "off", window: 60, max: 600, customRules: { "/sign-in/email": { window: 60, max: 60 } } },
+    rateLimit: { enabled: config.PLANTON_AUTH_RATE_LIMIT === "on", window: 60, max: 600, customRules: { "/sign-in/email": { window: 60, max: 60 } } },
     advanced: {
       database: { generateId: ({ model }) => newId(MODEL_ID_KIND[model] ?? "verification") },
     },

@@ -1,43 +1,20 @@
 // The HTTP edge of the public REST API (/api/v1): route handlers in app/api/v1 are a few lines over
 // these. A caller is an API token (`Authorization: Bearer plt_…`); its organization is the token's.
-// Refusals come back as JSON `{error: {code, message}}` with the matching status, in the services' words.
-import { ZodError, type z } from "zod";
+// Refusals come back as JSON `{error: {code, message}}` with the matching status, in the services' words (server/error-map.ts).
+import type { z } from "zod";
 import type { Role } from "@/lib/roles";
 import { roleAllows } from "@/lib/roles";
 import type { Actor } from "../actor";
+import { errorResponse } from "../error-map";
 import { PlantonError } from "../errors";
 import { getRuntime, type Runtime } from "../runtime";
-import { IllegalTransitionError } from "../services/jobs/lifecycle";
 import { membershipOf } from "../services/organizations/lookup";
 import { callerFromApiToken, clientAddressOf } from "../trpc/context";
 import { organizations } from "@/db/schema";
 import { eq } from "drizzle-orm";
 
-const STATUS: Record<PlantonError["code"] | "INTERNAL", number> = {
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PRECONDITION_FAILED: 412,
-  INTERNAL: 500,
-};
-
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
-
-const refusal = (code: keyof typeof STATUS, message: string) => json({ error: { code, message } }, STATUS[code]);
-
-export function errorResponse(err: unknown): Response {
-  if (err instanceof PlantonError) return refusal(err.code, err.message);
-  if (err instanceof ZodError) {
-    const first = err.issues[0];
-    return refusal("BAD_REQUEST", `Nothing was done: ${first.path.join(".") || "body"}: ${first.message}`);
-  }
-  if (err instanceof IllegalTransitionError) return refusal("CONFLICT", `Nothing was done: ${err.message}`);
-  console.error("public API:", err);
-  return refusal("INTERNAL", "The server failed to answer; nothing is known to have changed. Try again, and tell the console's operator if it keeps failing.");
-}
 
 export const NOT_SIGNED_IN = "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>.";
 export const TOKEN_REFUSED =
@@ -75,16 +52,16 @@ export function apiRoute(need: Role, fn: (ctx: ApiContext) => Promise<Response>)
       const rt = await getRuntime();
       const header = req.headers.get("authorization");
       const bearer = header?.match(/^Bearer\s+(\S+)$/i)?.[1];
-      if (!bearer) return refusal("UNAUTHORIZED", NOT_SIGNED_IN);
+      if (!bearer) throw new PlantonError("UNAUTHORIZED", NOT_SIGNED_IN);
       const caller = bearer.startsWith("plt_") ? await callerFromApiToken(rt.db, bearer) : null;
-      if (!caller?.tokenOrgId) return refusal("UNAUTHORIZED", TOKEN_REFUSED);
+      if (!caller?.tokenOrgId) throw new PlantonError("UNAUTHORIZED", TOKEN_REFUSED);
       const [org] = await rt.db.select({ id: organizations.id, slug: organizations.slug, name: organizations.name }).from(organizations).where(eq(organizations.id, caller.tokenOrgId));
       const role = org ? await membershipOf(rt.db, org.id, caller.userId) : null;
       if (!org || !role) {
-        return refusal("FORBIDDEN", `Nothing was done: the token's owner ${caller.email} is no longer a member of its organization. Ask one of its admins to add you, then create a new token.`);
+        throw new PlantonError("FORBIDDEN", `Nothing was done: the token's owner ${caller.email} is no longer a member of its organization. Ask one of its admins to add you, then create a new token.`);
       }
       if (!roleAllows(role, need)) {
-        return refusal(
+        throw new PlantonError(
           "FORBIDDEN",
           `Nothing was changed: this needs the ${need} role, and you are ${role === "admin" ? "an" : "a"} ${role} in ${org.slug}. Ask an admin of ${org.slug} to change your role in Settings → Members.`,
         );
@@ -98,7 +75,7 @@ export function apiRoute(need: Role, fn: (ctx: ApiContext) => Promise<Response>)
       };
       return await fn({ rt, actor, org, req, params: await params, url: new URL(req.url), body: (s) => readBody(req, s) });
     } catch (err) {
-      return errorResponse(err);
+      return errorResponse(err, "public API");
     }
   };
 }

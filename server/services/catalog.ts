@@ -1,4 +1,5 @@
 import { and, eq, inArray, or } from "drizzle-orm";
+import semver from "semver";
 import type { Queryable } from "@/db/client";
 import { catalogKinds, iacModules } from "@/db/schema";
 import { PLATFORM_CATALOG, type SpecField } from "@/lib/catalog";
@@ -59,10 +60,21 @@ export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
   }
 }
 
-/** Modules registered for a kind in the org registry and the platform registry. */
-export async function modulesForKind(db: Queryable, orgId: string, kind: string) {
-  return db
+type ModuleRow = typeof iacModules.$inferSelect;
+
+/** Newest version first in semver order (`1.0.0` above `1.0.0-rc.1`); a version that is not semver sorts below every one that is. */
+function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
+  const va = semver.valid(a.version);
+  const vb = semver.valid(b.version);
+  const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });
+  return byVersion || b.createdAt.getTime() - a.createdAt.getTime();
+}
+
+/** Modules registered for a kind in the org registry and the platform registry, newest version first. */
+export async function modulesForKind(db: Queryable, orgId: string, kind: string): Promise<ModuleRow[]> {
+  const rows = await db
     .select()
     .from(iacModules)
     .where(and(eq(iacModules.kind, kind), or(eq(iacModules.scopeKey, orgId), eq(iacModules.scopeKey, "platform"))));
+  return rows.sort(newestModuleFirst);
 }

@@ -3,7 +3,9 @@ import superjson from "superjson";
 import { z, ZodError } from "zod";
 import { roleAllows, type Role } from "@/lib/roles";
 import type { Actor } from "../actor";
+import { answerFor } from "../error-map";
 import { PlantonError } from "../errors";
+import { IllegalTransitionError } from "../services/jobs/lifecycle";
 import { getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
 import type { Context } from "./context";
 
@@ -16,6 +18,8 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    // An error that did not pass the refusals middleware (a subscription's stream, the context) is mapped here.
+    const unmapped = error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof MappedError) ? answerFor(cause ?? error, "console") : undefined;
     const field = cause instanceof PlantonError ? cause.field : undefined;
     const fieldErrors =
       cause instanceof ZodError
@@ -23,28 +27,27 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
         : field
           ? { [field]: error.message }
           : undefined;
-    return { ...shape, data: { ...shape.data, stack: undefined, field, fieldErrors } };
+    const errorId = cause instanceof MappedError ? cause.errorId : unmapped?.errorId;
+    return { ...shape, message: unmapped?.message ?? shape.message, data: { ...shape.data, stack: undefined, field, fieldErrors, errorId } };
   },
 });
 
-const CODE: Record<PlantonError["code"], TRPCError["code"]> = {
-  BAD_REQUEST: "BAD_REQUEST",
-  UNAUTHORIZED: "UNAUTHORIZED",
-  FORBIDDEN: "FORBIDDEN",
-  NOT_FOUND: "NOT_FOUND",
-  CONFLICT: "CONFLICT",
-  PRECONDITION_FAILED: "PRECONDITION_FAILED",
-};
+/** The cause of a TRPCError made from an unexpected error: it was logged under `errorId` already. */
+class MappedError extends Error {
+  constructor(readonly errorId: string) {
+    super(`error ${errorId}`);
+  }
+}
 
-/** Turns the service layer's refusals into tRPC errors with the same words. */
+/** Turns what the services throw into tRPC errors through the one error map (server/error-map.ts). */
 const refusals = t.middleware(async ({ next }) => {
   const result = await next();
   if (!result.ok) {
-    const cause = result.error.cause;
-    if (cause instanceof PlantonError) throw new TRPCError({ code: CODE[cause.code], message: cause.message, cause });
-    if (cause instanceof ZodError) {
-      const first = cause.issues[0];
-      throw new TRPCError({ code: "BAD_REQUEST", message: `${first.path.join(".") || "input"}: ${first.message}`, cause });
+    const { cause, code } = result.error;
+    const mapped = cause instanceof PlantonError || cause instanceof ZodError || cause instanceof IllegalTransitionError || code === "INTERNAL_SERVER_ERROR";
+    if (mapped && !(cause instanceof MappedError)) {
+      const a = answerFor(cause ?? result.error, "console");
+      throw new TRPCError({ code: a.trpcCode, message: a.message, cause: a.errorId ? new MappedError(a.errorId) : cause });
     }
   }
   return result;

@@ -176,10 +176,3 @@ export async function* streamJobEvents(
     unsubscribe();
   }
 }
-
-// Which DatabaseHandle (for LISTEN) belongs to a Database: the runtime's, or one a test registered.
-const handles = new WeakMap<object, DatabaseHandle>();
-export function registerDatabaseHandle(handle: DatabaseHandle): void {
-  handles.set(handle.db, handle);
-}
-export const handleFor = (db: object): DatabaseHandle | undefined => handles.get(db);

@@ -3,14 +3,14 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { and, eq, inArray, or } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { CONNECTION_PROVIDERS } from "@/lib/catalog";
 import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
-import { getCatalogKind, type CatalogKind } from "../catalog";
+import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
 import { secretUses, variableUses } from "../settings/secret-access";
@@ -81,8 +81,6 @@ export function readModuleBundle(source: string): ModuleBundle | null {
 export const unauthorizedConnectionMessage = (environment: string, provider: string, connection: string) =>
   `Nothing ran: environment ${environment} may not use the ${provider} connection ${connection}. Authorize it (planton connection auth create --provider ${provider} --connection ${connection} --scope environment --environments ${environment}), or make it the organization's (--scope organization), then run the job again.`;
 
-const newestFirst = (a: ModuleRow, b: ModuleRow) => b.version.localeCompare(a.version, undefined, { numeric: true }) || b.createdAt.getTime() - a.createdAt.getTime();
-
 async function resolveModule(db: Queryable, orgId: string, kind: string, customModuleId: string | null) {
   const visited: string[] = [];
   const errors: string[] = [];
@@ -95,10 +93,10 @@ async function resolveModule(db: Queryable, orgId: string, kind: string, customM
     else errors.push(`The component's custom module ${customModuleId} is not registered. Register it again, or clear the component's custom module to use the registry's, then run the job again.`);
   } else visited.push("component's custom module: none set");
   if (!module && !errors.length) {
-    const rows = await db.select().from(iacModules).where(and(eq(iacModules.kind, kind), or(eq(iacModules.scopeKey, orgId), eq(iacModules.scopeKey, "platform"))));
-    const org = rows.filter((r) => r.scopeKey === orgId).sort(newestFirst);
+    const rows = await modulesForKind(db, orgId, kind);
+    const org = rows.filter((r) => r.scopeKey === orgId);
     visited.push(`organization registry: ${org.length ? org.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);
-    const platform = rows.filter((r) => r.scopeKey === "platform").sort(newestFirst);
+    const platform = rows.filter((r) => r.scopeKey === "platform");
     if (org[0]) (module = org[0]), (where = "organization registry");
     else {
       visited.push(`platform registry: ${platform.length ? platform.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);

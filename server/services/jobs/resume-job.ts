@@ -1,6 +1,5 @@
 // Resume a paused job: an approval recorded with who, when and the checksum of the plan they
 // reviewed. A different checksum is refused and nothing runs; two approvals of one pause apply once.
-import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import { approvals } from "@/db/schema";
@@ -61,10 +60,4 @@ export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof 
     if (isUniqueViolation(err)) throw conflict(`Nothing more was approved: job ${input.jobId} was approved by someone else at the same moment, and it carries on once.`);
     throw err;
   }
-}
-
-/** The approval of a job's current pause (for the claim: the plan to apply). */
-export async function latestApproval(db: Database, jobId: string) {
-  const rows = await db.select().from(approvals).where(and(eq(approvals.jobId, jobId)));
-  return rows.sort((a, b) => b.pauseOrdinal - a.pauseOrdinal)[0] ?? null;
 }

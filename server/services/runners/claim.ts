@@ -10,10 +10,11 @@ import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
 import { appendEvents, subscribeChannel } from "../jobs/events";
 import { jobTransition } from "../jobs/lifecycle";
 import { JOB_QUEUED_CHANNEL, releaseStateLocks } from "../jobs/transitions";
+import { serverConfig } from "../../config";
 import { issueJobCredential } from "./credentials";
 import { assertRunnerMayWork, type RunnerRow } from "./register-runner";
 
-export const LEASE_SECONDS = Number(process.env.PLANTON_LEASE_SECONDS ?? 30);
+export const LEASE_SECONDS = serverConfig().PLANTON_LEASE_SECONDS;
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);

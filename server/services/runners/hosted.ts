@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Database } from "@/db/client";
+import { serverConfig } from "../../config";
 import { ensureHostedRunner } from "./register-runner";
 
 export interface HostedRunners {
@@ -13,8 +14,9 @@ export interface HostedRunners {
 
 export async function startHostedRunners(db: Database, opts: { serverUrl: string; count?: number; capacity?: number; log?: (m: string) => void }): Promise<HostedRunners> {
   const log = opts.log ?? ((m) => console.log(`[hosted-runners] ${m}`));
-  const count = opts.count ?? Number(process.env.PLANTON_HOSTED_RUNNERS ?? 1);
-  const capacity = opts.capacity ?? Number(process.env.PLANTON_HOSTED_RUNNER_CAPACITY ?? 2);
+  const config = serverConfig();
+  const count = opts.count ?? config.PLANTON_HOSTED_RUNNERS;
+  const capacity = opts.capacity ?? config.PLANTON_HOSTED_RUNNER_CAPACITY;
   const entry = path.join(/*turbopackIgnore: true*/ process.cwd(), "runner", "main.ts");
   if (!count) return { stop() {} };
   if (!fs.existsSync(entry)) {

@@ -2,10 +2,9 @@ import { tracked } from "@trpc/server";
 import { z } from "zod";
 import { engineerProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
-import type { Database } from "@/db/client";
 import { cancelJob, cancelJobInput } from "../../services/jobs/cancel-job";
 import { createJob, createJobInput } from "../../services/jobs/create-job";
-import { handleFor, readEventsAfter, streamJobEvents } from "../../services/jobs/events";
+import { readEventsAfter, streamJobEvents } from "../../services/jobs/events";
 import { preflightForKind, preflightForKindInput } from "../../services/jobs/preflight";
 import { countAwaitingApproval, getIacInput, getJob, getPlanReview, listJobStarters, listJobs, listJobsInput } from "../../services/jobs/queries";
 import { preflightComponent, preflightComponentInput } from "../../services/jobs/preflight-component";
@@ -13,10 +12,6 @@ import { rerunJob, rerunJobInput } from "../../services/jobs/rerun-job";
 import { resumeJob, resumeJobInput } from "../../services/jobs/resume-job";
 
 const byId = z.object({ id: z.string().min(1) });
-
-async function handleOf(db: Database) {
-  return handleFor(db) ?? (await getRuntime()).handle;
-}
 
 export const jobsRouter = router({
   list: viewerProcedure.input(listJobsInput).query(({ ctx, input }) => listJobs(ctx.db, ctx.actor.orgId, input, ctx.actor.role)),
@@ -43,6 +38,6 @@ export const jobsRouter = router({
     .subscription(async function* ({ ctx, input, signal }) {
       await getJob(ctx.db, ctx.actor.orgId, input.id);
       const after = Number(input.lastEventId ?? 0) || 0;
-      for await (const event of streamJobEvents(await handleOf(ctx.db), input.id, after, signal)) yield tracked(String(event.seq), event);
+      for await (const event of streamJobEvents((await getRuntime()).handle, input.id, after, signal)) yield tracked(String(event.seq), event);
     }),
 });

@@ -16,9 +16,6 @@ async function handler(req: Request) {
       caller: await resolveCaller(rt.db, rt.auth, req.headers),
       clientAddress: clientAddressOf(req.headers),
     }),
-    onError: ({ error, path }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") console.error(`tRPC ${path}:`, error.cause ?? error);
-    },
   });
 }
 

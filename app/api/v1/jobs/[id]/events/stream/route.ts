@@ -1,5 +1,5 @@
 import { apiRoute } from "@/server/public-api/http";
-import { handleFor, streamJobEvents } from "@/server/services/jobs/events";
+import { streamJobEvents } from "@/server/services/jobs/events";
 import { getJob } from "@/server/services/jobs/queries";
 
 export const dynamic = "force-dynamic";
@@ -26,7 +26,7 @@ export const GET = apiRoute("viewer", async ({ rt, actor, params, req, url }) =>
       send(": stream open\n\n");
       heartbeat = setInterval(() => send(": heartbeat\n\n"), HEARTBEAT_MS);
       try {
-        for await (const event of streamJobEvents(handleFor(rt.db) ?? rt.handle, params.id, after, abort.signal)) {
+        for await (const event of streamJobEvents(rt.handle, params.id, after, abort.signal)) {
           send(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
         }
         send("event: end\ndata: {}\n\n");

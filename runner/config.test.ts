@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { runnerConfig } from "./config";
+
+describe("the runner's configuration", () => {
+  it("has defaults and reads what is set", () => {
+    expect(runnerConfig({})).toEqual({ PLANTON_URL: undefined, PLANTON_RUNNER_TOKEN: undefined, PLANTON_RUNNER_NAME: undefined, PLANTON_RUNNER_HEARTBEAT_MS: 5_000, PLANTON_RUNNER_PARENT_PID: undefined });
+    expect(runnerConfig({ PLANTON_URL: "http://127.0.0.1:3000", PLANTON_RUNNER_HEARTBEAT_MS: "1000", PLANTON_RUNNER_PARENT_PID: "4242" })).toMatchObject({
+      PLANTON_URL: "http://127.0.0.1:3000",
+      PLANTON_RUNNER_HEARTBEAT_MS: 1000,
+      PLANTON_RUNNER_PARENT_PID: 4242,
+    });
+  });
+
+  it("refuses a bad value with the variable, what is wrong with it and an example", () => {
+    expect(() => runnerConfig({ PLANTON_URL: "planton.example.com" })).toThrow(
+      `The Planton runner did not start: PLANTON_URL is "planton.example.com", which is not a URL that starts with http:// or https://. Set it like PLANTON_URL=https://planton.example.com, or unset it for the default.`,
+    );
+  });
+
+  it("the runner process stops at start on a bad value, naming it", () => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", "runner/main.ts"], { env: { ...process.env, PLANTON_RUNNER_HEARTBEAT_MS: "fast" }, encoding: "utf8" });
+    expect(r.status).toBe(2);
+    const lines = (r.stdout + r.stderr).trim().split("\n").map((l) => JSON.parse(l) as { level: string; msg: string });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: `The Planton runner did not start: PLANTON_RUNNER_HEARTBEAT_MS is "fast", which is not a whole number from 100 to 600000. Set it like PLANTON_RUNNER_HEARTBEAT_MS=5000, or unset it for the default.`,
+      }),
+    );
+  });
+});

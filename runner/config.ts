@@ -1,0 +1,15 @@
+// Every environment variable the runner process reads, checked in one place (README's configuration table lists them).
+import { envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
+
+export const RUNNER_ENV = {
+  PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the console the runner claims jobs from (or --url)"),
+  PLANTON_RUNNER_TOKEN: envVar(text(), "rnr_…", "the runner's token rnr_… (or --token); an admin creates one in Settings → Runners"),
+  PLANTON_RUNNER_NAME: envVar(text(), "build-host-1", "the name the runner shows in its logs (or --name; default: the host name)"),
+  PLANTON_RUNNER_HEARTBEAT_MS: envVar(wholeNumber(100, 600_000, 5_000), "5000", "how often, in milliseconds, a runner renews its hold on a running job"),
+  PLANTON_RUNNER_PARENT_PID: envVar(wholeNumber(1, 2 ** 31), "12345", "set by the console for its hosted runners: the runner stops when that process is gone"),
+};
+
+export type RunnerConfig = EnvValues<typeof RUNNER_ENV>;
+
+/** The runner's configuration from the environment; throws a ConfigError naming each bad value. */
+export const runnerConfig = (env: Record<string, string | undefined> = process.env): RunnerConfig => readEnv("The Planton runner", RUNNER_ENV, env);

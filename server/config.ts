@@ -1,0 +1,55 @@
+// Every environment variable the console server reads, checked in one place. README's configuration
+// table lists the same variables (a test holds them together).
+import path from "node:path";
+import { z } from "zod";
+import { envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
+
+/** 32 bytes as 64 hex characters or as base64. */
+const secretKey = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const key = /^[0-9a-f]{64}$/i.test(v) ? Buffer.from(v, "hex") : Buffer.from(v, "base64");
+    if (key.length === 32) return key;
+    ctx.addIssue({ code: "custom", message: "not 32 bytes as 64 hex characters or base64 (generate one with openssl rand -hex 32)" });
+    return z.NEVER;
+  });
+
+export const SERVER_ENV = {
+  PLANTON_DATA_DIR: envVar(
+    text(".data").transform((p) => path.resolve(/*turbopackIgnore: true*/ p)),
+    "/var/lib/planton",
+    "where the embedded database (PGlite), the generated server key and local demo files live",
+  ),
+  DATABASE_URL: envVar(urlOf("postgres:", "postgresql:"), "postgres://planton:secret@db.internal:5432/planton", "a real Postgres instead of the embedded database; migrations run at start-up"),
+  PLANTON_DB_POOL: envVar(wholeNumber(1, 1000, 10), "20", "how many connections the server keeps open to DATABASE_URL"),
+  PORT: envVar(wholeNumber(1, 65535, 3000), "8080", "the port `npm start` listens on"),
+  HOST: envVar(text("127.0.0.1"), "0.0.0.0", "the address `npm start` listens on (`0.0.0.0` to serve other machines)"),
+  PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the public URL of the console, when it is served behind a proxy"),
+  PLANTON_SERVER_URL: envVar(urlOf("http:", "https:"), "http://127.0.0.1:8080", "the URL the hosted runners reach the console on (default: http://127.0.0.1:PORT)"),
+  PLANTON_SECRET_KEY: envVar(secretKey, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the key that encrypts secrets and credentials at rest (AES-256-GCM)"),
+  BETTER_AUTH_SECRET: envVar(text(), "a-long-random-string", "the key that signs sign-in sessions (default: derived from the server key)"),
+  PLANTON_AUTH_RATE_LIMIT: envVar(oneOf(["on", "off"], "on"), "off", "`off` lifts the sign-in rate limit (for tests that sign in many times)"),
+  PLANTON_ADMIN_EMAIL: envVar(
+    z
+      .email({ error: "not an email address" })
+      .optional()
+      .transform((v) => (v ?? "admin@acme.example").toLowerCase()),
+    "ops@example.com",
+    "the first admin's email, used only on first start with an empty database",
+  ),
+  PLANTON_ADMIN_PASSWORD: envVar(
+    z.string().min(8, { error: "shorter than 8 characters" }).optional(),
+    "a-long-passphrase",
+    "the first admin's password, used only on first start (default: generated and printed once)",
+  ),
+  PLANTON_HOSTED_RUNNERS: envVar(wholeNumber(0, 64, 1), "2", "how many hosted runner processes the console starts (`0` for none)"),
+  PLANTON_HOSTED_RUNNER_CAPACITY: envVar(wholeNumber(1, 64, 2), "4", "how many jobs each hosted runner runs at once"),
+  PLANTON_LEASE_SECONDS: envVar(wholeNumber(1, 3600, 30), "60", "how long a runner's hold on a job lasts without a heartbeat before the job's runner is declared lost"),
+};
+
+export type ServerConfig = EnvValues<typeof SERVER_ENV>;
+
+/** The server's configuration from the environment; throws a ConfigError naming each bad value. */
+export const serverConfig = (env: Record<string, string | undefined> = process.env): ServerConfig => readEnv("The Planton console", SERVER_ENV, env);
