@@ -2,6 +2,7 @@
 // Runners never import server code; the server never reaches into a runner.
 import { z } from "zod";
 import type { NotExecuted } from "./delete-protection";
+import type { PolicyToggles } from "./flow-control";
 import { STORE_NAME, STORE_NAME_HINT } from "./secrets";
 
 export const RUNNER_API = "/api/runner/v1";
@@ -134,7 +135,7 @@ export interface IacInput {
   variables: Record<string, unknown>;
   connection: { name: string; provider: string; mode: "stored" | "runner"; config: Record<string, unknown> } | null;
   backend: { id: string; name: string; kind: string; config: Record<string, unknown> };
-  policy: { manualStart: boolean; skipRefresh: boolean; previewBeforeApply: boolean; pauseBeforeApply: boolean; protectDeletes: boolean };
+  policy: PolicyToggles;
   /** For import jobs: resource address and provider id. */
   import?: { address: string; id: string };
   /** When resuming after an approval: the reviewed plan to apply and its checksum. */

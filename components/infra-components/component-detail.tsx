@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Check, Minus } from "lucide-react";
 import { toast } from "sonner";
 import { PROTECT_DELETES_EXPLAIN } from "@/lib/delete-protection";
+import { POLICY_TOGGLES, TOGGLE_TEXT } from "@/lib/flow-control";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge, envTone } from "@/components/ui/badge";
@@ -162,18 +163,10 @@ function ConfigurationTab({ id }: { id: string }) {
                   From the <span className="font-medium">{p.selector}</span> policy{p.selector !== "platform" && <> on <span className="font-medium">{p.target}</span></>}.
                 </p>
                 <ul className="space-y-1">
-                  {(
-                    [
-                      ["manualStart", "Manual start"],
-                      ["skipRefresh", "Skip refresh"],
-                      ["previewBeforeApply", "Preview before apply"],
-                      ["pauseBeforeApply", "Pause before apply"],
-                      ["protectDeletes", "Protect deletes"],
-                    ] as const
-                  ).map(([key, label]) => (
+                  {POLICY_TOGGLES.map((key) => (
                     <li key={key} className="flex items-center gap-2">
                       {p.toggles[key] ? <Check className="h-4 w-4 text-emerald-600" aria-label="on" /> : <Minus className="h-4 w-4 text-slate-300" aria-label="off" />}
-                      {label}
+                      {TOGGLE_TEXT[key].label}
                     </li>
                   ))}
                 </ul>

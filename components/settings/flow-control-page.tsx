@@ -14,24 +14,16 @@ import { Checkbox, SelectField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
-import { PROTECT_DELETES_EXPLAIN } from "@/lib/delete-protection";
+import { PLATFORM_DEFAULT, POLICY_TOGGLES, TOGGLE_TEXT, togglesOf, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
 import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
 
-type ToggleName = "manualStart" | "skipRefresh" | "previewBeforeApply" | "pauseBeforeApply" | "protectDeletes";
-type Toggles = Record<ToggleName, boolean>;
-type Selector = "platform" | "organization" | "environment" | "component";
+type Toggles = PolicyToggles;
+type Selector = PolicySelector;
 
-export const TOGGLES: { name: ToggleName; label: string; explain: string }[] = [
-  { name: "manualStart", label: "Manual start", explain: "A new job waits for someone to approve it before anything runs." },
-  { name: "skipRefresh", label: "Skip refresh", explain: "Jobs do not re-read real resources first; faster, but drift goes unnoticed." },
-  { name: "previewBeforeApply", label: "Preview before apply", explain: "Update and destroy jobs show the planned changes before making them." },
-  { name: "pauseBeforeApply", label: "Pause before apply", explain: "Update and destroy jobs wait after their preview for an approval of that exact plan; the preview runs even with Preview before apply off, since an approval is bound to a plan's checksum." },
-  { name: "protectDeletes", label: "Protect deletes", explain: PROTECT_DELETES_EXPLAIN },
-];
+export const TOGGLES = POLICY_TOGGLES.map((name) => ({ name, ...TOGGLE_TEXT[name] }));
 
 const SELECTOR_TONE: Record<Selector, BadgeTone> = { platform: "gray", organization: "blue", environment: "yellow", component: "indigo" };
 
-const DEFAULT: Toggles = { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: false };
 
 interface Policy extends Toggles {
   id: string;
@@ -213,7 +205,7 @@ function PolicyForm({ policy, policies, onClose }: { policy?: Policy; policies: 
   const [selector, setSelector] = useState<Exclude<Selector, "platform">>(policy && policy.selector !== "platform" ? policy.selector : "environment");
   // Environment policies are named by environment, component policies by component id.
   const [target, setTarget] = useState(policy?.selector === "environment" ? policy.target : policy?.selector === "component" ? policy.selectorId : "");
-  const [toggles, setToggles] = useState<Toggles>(policy ? pick(policy) : DEFAULT);
+  const [toggles, setToggles] = useState<Toggles>(policy ? togglesOf(policy) : PLATFORM_DEFAULT);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [alert, setAlert] = useState<string | null>(null);
   const existing = !policy
@@ -301,7 +293,6 @@ function PolicyForm({ policy, policies, onClose }: { policy?: Policy; policies: 
   );
 }
 
-const pick = (p: Toggles): Toggles => ({ manualStart: p.manualStart, skipRefresh: p.skipRefresh, previewBeforeApply: p.previewBeforeApply, pauseBeforeApply: p.pauseBeforeApply, protectDeletes: p.protectDeletes });
 
 function RemovePolicy({ policy, onClose }: { policy: Policy | null; onClose: () => void }) {
   const org = useOrg();

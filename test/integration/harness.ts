@@ -12,7 +12,7 @@ import type { ProgressEvent } from "../../lib/runner-protocol";
 import { createComponent } from "../../server/services/components/create-component";
 import { ensureHostedRunner } from "../../server/services/runners/register-runner";
 import { createApiToken } from "../../server/services/settings/api-tokens";
-import type { PolicyToggles } from "../../server/services/settings/flow-control";
+import type { PolicyToggles } from "../../lib/flow-control";
 import { apiClient, type ApiClient } from "../api-client";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestDatabase, type TestDatabase } from "../database";

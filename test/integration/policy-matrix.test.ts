@@ -4,8 +4,7 @@
 // bound to the checksum of the plan it applies; manual_start holds the job before anything runs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
-import type { PolicyToggles } from "../../server/services/settings/flow-control";
-import { POLICY_TOGGLES } from "../../server/services/settings/flow-control";
+import { POLICY_TOGGLES, type PolicyToggles } from "../../lib/flow-control";
 import { startJobStack, type Job, type JobStack } from "./harness";
 
 let s: JobStack;

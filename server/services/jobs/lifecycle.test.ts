@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isOperation, OPERATIONS, unknownOperationMessage } from "@/lib/runner-protocol";
-import { PLATFORM_DEFAULT } from "../settings/flow-control";
+import { PLATFORM_DEFAULT } from "@/lib/flow-control";
 import {
   ALL_PHASES,
   IllegalTransitionError,

@@ -4,7 +4,7 @@ import type { JobOperationKind, JobResult, JobStatus, StepName } from "@/lib/run
 import { OPERATION_STEPS } from "@/lib/runner-protocol";
 import type { JobActions } from "@/lib/job-actions";
 import { roleAllows, type Role } from "@/lib/roles";
-import type { PolicyToggles } from "../settings/flow-control";
+import type { PolicyToggles } from "@/lib/flow-control";
 
 export interface Phase {
   status: JobStatus;

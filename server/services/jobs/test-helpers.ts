@@ -7,7 +7,7 @@ import { newId } from "@/lib/ids";
 import type { StepName } from "@/lib/runner-protocol";
 import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
 import { createComponent } from "../components/create-component";
-import { PLATFORM_DEFAULT, type PolicyToggles } from "../settings/flow-control";
+import { PLATFORM_DEFAULT, type PolicyToggles } from "@/lib/flow-control";
 import { claimJob } from "../runners/claim";
 import { jobAccess } from "../runners/job-access";
 import { registerRunner } from "../runners/register-runner";

@@ -8,7 +8,7 @@ import { stepFinishRequest } from "@/lib/runner-protocol";
 import type { z } from "zod";
 import { conflict, PlantonError } from "../../errors";
 import { afterStep, approvalGatesChanges, CHANGING_STEPS, REASONS } from "../jobs/lifecycle";
-import type { PolicyToggles } from "../settings/flow-control";
+import type { PolicyToggles } from "@/lib/flow-control";
 import { appendEvents } from "../jobs/events";
 import { carryOut, lockJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
 import { createComponent } from "../components/create-component";
-import { deleteFlowControlPolicy, PLATFORM_DEFAULT, resolveFlowControl, setFlowControlPolicy, type PolicyToggles } from "./flow-control";
+import { PLATFORM_DEFAULT, type PolicyToggles } from "@/lib/flow-control";
+import { deleteFlowControlPolicy, resolveFlowControl, setFlowControlPolicy } from "./flow-control";
 import { environmentByName } from "../organizations/lookup";
 
 let t: TestDatabase;

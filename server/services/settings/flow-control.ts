@@ -8,25 +8,7 @@ import { badRequest, notFound } from "../../errors";
 import type { Actor } from "../../actor";
 import { environmentByName } from "../organizations/lookup";
 
-export const POLICY_TOGGLES = ["manualStart", "skipRefresh", "previewBeforeApply", "pauseBeforeApply", "protectDeletes"] as const;
-export type PolicyToggles = Record<(typeof POLICY_TOGGLES)[number], boolean>;
-export type PolicySelector = "platform" | "organization" | "environment" | "component";
-
-export const PLATFORM_DEFAULT: PolicyToggles = {
-  manualStart: false,
-  skipRefresh: false,
-  previewBeforeApply: true,
-  pauseBeforeApply: false,
-  protectDeletes: false,
-};
-
-const toggles = (p: typeof flowControlPolicies.$inferSelect): PolicyToggles => ({
-  manualStart: p.manualStart,
-  skipRefresh: p.skipRefresh,
-  previewBeforeApply: p.previewBeforeApply,
-  pauseBeforeApply: p.pauseBeforeApply,
-  protectDeletes: p.protectDeletes,
-});
+import { PLATFORM_DEFAULT, POLICY_TOGGLES, togglesOf as toggles, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
 
 export async function ensurePlatformPolicy(db: Queryable): Promise<void> {
   await db
