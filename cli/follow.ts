@@ -1,7 +1,9 @@
 // Following a job: operation transitions and resource changes as they happen, then a summary that
 // names each operation by the engine command that ran it (`builtin apply`, `tofu apply`, `pulumi up`).
 import type { InfraJob, PlantonClient, ProgressEvent } from "../lib/client";
-import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
+import type { SummaryPayload } from "../lib/runner-protocol";
+import { summaryWords } from "../lib/summary-words";
+import { NOT_EXECUTED } from "../lib/delete-protection";
 import { SENSITIVE_VALUE } from "../lib/secrets";
 import { ACTION_SYMBOL, actionColor, c, duration, out, plain } from "./output";
 
@@ -11,16 +13,7 @@ export interface ShowOptions {
   showOutputs: boolean;
 }
 
-interface Summary {
-  command: string;
-  add: number;
-  change: number;
-  remove: number;
-  import?: number;
-  forget?: number;
-  skippedDeletes?: number;
-  replacements?: string[];
-}
+type Summary = SummaryPayload;
 
 const STATUS_WORD: Record<string, (s: string) => string> = {
   succeeded: c.green,
@@ -103,7 +96,7 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
       `  ${s.step}`,
       (STATUS_WORD[state] ?? ((x: string) => x))(state.padEnd(10)),
       sum ? sum.command : "",
-      sum ? countsText(sum) : s.result === "skipped" || s.result === "cancelled" ? (s.reason ?? "") : duration(s.startedAt, s.endedAt),
+      sum ? summaryWords(sum) : s.result === "skipped" || s.result === "cancelled" ? (s.reason ?? "") : duration(s.startedAt, s.endedAt),
     ];
   });
   const w0 = Math.max(...rows.map((r) => r[0].length));
@@ -131,15 +124,7 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
   return job;
 }
 
-function countsText(s: Summary): string {
-  const inside = s.replacements?.length ? ` (${insideReplacementWords(s.replacements)})` : "";
-  const parts = [`${s.add} to add`, `${s.change} to change`, `${s.remove} to destroy${inside}`];
-  if (/apply|destroy|up$/.test(s.command)) parts.splice(0, 3, `${s.add} added`, `${s.change} changed`, `${s.remove} destroyed${inside}`);
-  if (s.import) parts.push(`${s.import} imported`);
-  if (s.forget) parts.push(`${s.forget} forgotten`);
-  if (s.skippedDeletes) parts.push(skippedWords(s.skippedDeletes));
-  return parts.join(", ");
-}
+
 
 const PAST: Record<string, string> = { create: "created", update: "updated", delete: "deleted", replace: "replaced", import: "imported", move: "moved", forget: "forgotten" };
 const pastTense = (action: string) => PAST[action] ?? action;
@@ -185,7 +170,7 @@ export function printEvent(e: ProgressEvent, said = new Said()): void {
       said.add(p.summary as string | undefined, p.detail as string | undefined);
       return out(`  ${p.severity === "error" ? c.red("Error:") : c.yellow("Warning:")} ${p.summary}${p.detail ? `\n    ${String(p.detail).split("\n").join("\n    ")}` : ""}`);
     case "summary":
-      return out(`  ${c.bold(String(p.command))}: ${countsText(p as unknown as Summary)}`);
+      return out(`  ${c.bold(String(p.command))}: ${summaryWords(p as unknown as Summary)}`);
     case "outputs":
       return;
   }

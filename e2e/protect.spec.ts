@@ -101,7 +101,7 @@ test("an engineer approves a protected update from the job page, sees its delete
   const changes = page.getByRole("region", { name: "Resource changes" });
   await expect(changes.locator('tr[data-address="local_file.page[1]"]')).toContainText("Plan to delete (not executed)");
   await expect(changes.locator('tr[data-address="local_file.home"]')).toContainText("Plan to replace (not executed)");
-  await expect(page.locator('li[data-step="preview"]')).toContainText("builtin plan: 0 to add, 1 to change, 0 to remove, 2 protected (not executed)");
+  await expect(page.locator('li[data-step="preview"]')).toContainText("builtin plan: 0 to add, 1 to change, 0 to destroy, 2 protected (not executed)");
 
   await page.getByRole("button", { name: "Approve", exact: true }).click();
   const dialog = page.getByRole("dialog");
@@ -120,7 +120,7 @@ test("an engineer approves a protected update from the job page, sees its delete
 
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });
   await page.locator('li[data-step="apply"] > button').click();
-  await expect(page.locator('li[data-step="apply"]')).toContainText("builtin apply: 0 to add, 1 to change, 0 to remove, 2 protected (not executed)");
+  await expect(page.locator('li[data-step="apply"]')).toContainText("builtin apply: 0 added, 1 changed, 0 destroyed, 2 protected (not executed)");
   for (const f of ["page-0.txt", "page-1.txt", "home.html"]) expect(fs.existsSync(siteFile(f))).toBe(true);
   expect(fs.existsSync(siteFile("start.html"))).toBe(false);
   expect(fs.readFileSync(siteFile("page-0.txt"), "utf8")).toBe("page 0 of start");

@@ -87,9 +87,18 @@ export interface ResourcePayload {
   /** A planned change that will not be carried out (delete protection), with the reason and the fix. */
   notExecuted?: NotExecuted;
 }
+/** What a change summary counts, as OpenTofu's change_summary names it: planned, or carried out. */
+export const SUMMARY_OPERATIONS = ["plan", "apply", "destroy"] as const;
+export type SummaryOperation = (typeof SUMMARY_OPERATIONS)[number];
+
+/** The summary operation of each step, for engines whose output does not name it. */
+export const STEP_SUMMARY_OPERATION: Record<StepName, SummaryOperation> = { init: "plan", refresh: "apply", preview: "plan", apply: "apply", destroy: "destroy", import: "apply" };
+
 export interface SummaryPayload {
   /** The engine command that ran, e.g. `builtin apply`, `tofu apply`, `pulumi up`. */
   command: string;
+  /** plan: counts of what would change; apply and destroy: of what changed. */
+  operation: SummaryOperation;
   add: number;
   change: number;
   remove: number;
@@ -98,6 +107,7 @@ export interface SummaryPayload {
   skippedDeletes?: number;
   /** Addresses of replacements: each one's delete is counted in remove, its create in add. */
   replacements?: string[];
+  forget?: number;
 }
 export interface OutputsPayload {
   /** Sensitive values appear only as `$secret/<name>` references. */

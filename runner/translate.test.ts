@@ -65,7 +65,7 @@ describe("translate: engine UI lines → progress events", () => {
   it("makes a summary naming the engine command, with counts", () => {
     const evs = translateUiLine(SAMPLES[4]!, { command: "builtin plan" });
     expect(types(evs)).toEqual(["log", "summary"]);
-    expect(evs[1]!.payload).toEqual({ command: "builtin plan", add: 1, change: 0, remove: 0 });
+    expect(evs[1]!.payload).toEqual({ command: "builtin plan", operation: "plan", add: 1, change: 0, remove: 0 });
   });
 
   it("carries delete protection's not-executed mark into the resource event and the skipped deletes and replacements into the summary", () => {
@@ -80,7 +80,7 @@ describe("translate: engine UI lines → progress events", () => {
       type: "change_summary",
       changes: { add: 1, change: 0, import: 0, remove: 1, forget: 0, skipped_deletes: 2, replacements: ["local_file.page"], operation: "plan" },
     };
-    expect(translateUiLine(summary, { command: "builtin plan" })[1]!.payload).toEqual({ command: "builtin plan", add: 1, change: 0, remove: 1, skippedDeletes: 2, replacements: ["local_file.page"] });
+    expect(translateUiLine(summary, { command: "builtin plan" })[1]!.payload).toEqual({ command: "builtin plan", operation: "plan", add: 1, change: 0, remove: 1, skippedDeletes: 2, replacements: ["local_file.page"] });
   });
 
   it("makes a diagnostic event with severity, summary, detail and range", () => {
@@ -139,7 +139,7 @@ describe("translate: Pulumi engine events → progress events", () => {
     const diag = translatePulumiEvent({ sequence: 4, timestamp: 4, diagnosticEvent: { message: "error: access denied\n", severity: "error", urn } }, ctx);
     expect(diag[1]).toEqual({ type: "diagnostic", payload: { severity: "error", summary: "error: access denied", detail: "error: access denied", address: urn } });
     const sum = translatePulumiEvent({ sequence: 5, timestamp: 5, summaryEvent: { resourceChanges: { create: 2, update: 1, delete: 1, replace: 1, same: 4 } } }, ctx);
-    expect(sum[1]).toEqual({ type: "summary", payload: { command: "pulumi up", add: 3, change: 1, remove: 2 } });
+    expect(sum[1]).toEqual({ type: "summary", payload: { command: "pulumi up", operation: "apply", add: 3, change: 1, remove: 2 } });
   });
 
   it("reads a pulumi preview --json document", () => {
@@ -149,6 +149,6 @@ describe("translate: Pulumi engine events → progress events", () => {
       ["create", "planned"],
       ["noop", "planned"],
     ]);
-    expect(evs.at(-1)).toEqual({ type: "summary", payload: { command: "pulumi preview", add: 1, change: 0, remove: 0 } });
+    expect(evs.at(-1)).toEqual({ type: "summary", payload: { command: "pulumi preview", operation: "plan", add: 1, change: 0, remove: 0 } });
   });
 });

@@ -3,7 +3,7 @@
 // engine events have their own. Outputs events are not made here: values go to the server's
 // outputs route first, which answers with `$secret/…` references (see engines/outputs.ts).
 import { renderUiLine, type UiMessage } from "../engine/index";
-import { RESOURCE_ACTIONS, type ResourcePayload, type SummaryPayload } from "../lib/runner-protocol";
+import { RESOURCE_ACTIONS, type ResourcePayload, type SummaryOperation, type SummaryPayload } from "../lib/runner-protocol";
 import type { EventDraft } from "./events";
 
 type ResourceAction = ResourcePayload["action"];
@@ -11,6 +11,8 @@ type ResourceAction = ResourcePayload["action"];
 export interface TranslateContext {
   /** The engine command this step ran, e.g. `builtin apply`, `tofu plan`. */
   command: string;
+  /** What the step's summary counts, for engines whose output does not say (Pulumi). */
+  operation?: SummaryOperation;
 }
 
 function action(a: unknown): ResourceAction {
@@ -70,7 +72,7 @@ export function translateUiLine(line: UiMessage, ctx: TranslateContext): EventDr
       break;
     case "change_summary": {
       const c = line.changes;
-      const summary: SummaryPayload & { forget?: number } = { command: ctx.command, add: c.add, change: c.change, remove: c.remove };
+      const summary: SummaryPayload = { command: ctx.command, operation: c.operation, add: c.add, change: c.change, remove: c.remove };
       if (c.import) summary.import = c.import;
       if (c.forget) summary.forget = c.forget;
       if (c.skipped_deletes) summary.skippedDeletes = c.skipped_deletes;
@@ -182,7 +184,7 @@ export function translatePulumiEvent(ev: Record<string, unknown>, ctx: Translate
   const summary = ev.summaryEvent as { resourceChanges?: Record<string, number> } | undefined;
   if (summary) {
     const counts = pulumiCounts(summary.resourceChanges ?? {});
-    const payload: SummaryPayload = { command: ctx.command, ...counts };
+    const payload: SummaryPayload = { command: ctx.command, operation: ctx.operation ?? "apply", ...counts };
     return [
       log(`\x1b[1mResources: ${counts.add} to create, ${counts.change} to update, ${counts.remove} to delete\x1b[0m`),
       { type: "summary", payload: { ...payload } },
@@ -204,7 +206,7 @@ export function translatePulumiPreview(doc: Record<string, unknown>, ctx: Transl
   const counts = pulumiCounts((doc.changeSummary as Record<string, number> | undefined) ?? {});
   out.push(log(`\x1b[1mResources: ${counts.add} to create, ${counts.change} to update, ${counts.remove} to delete\x1b[0m`), {
     type: "summary",
-    payload: { command: ctx.command, ...counts },
+    payload: { command: ctx.command, operation: "plan", ...counts } satisfies SummaryPayload,
   });
   return out;
 }

@@ -2,9 +2,10 @@
 import { Fragment, useState } from "react";
 import dynamic from "next/dynamic";
 import { ChevronRight } from "lucide-react";
-import { insideReplacementWords, NOT_EXECUTED, skippedWords } from "@/lib/delete-protection";
+import { NOT_EXECUTED } from "@/lib/delete-protection";
 import type { ProgressEvent, ResourcePayload, SummaryPayload } from "@/lib/runner-protocol";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
+import { summaryWords } from "@/lib/summary-words";
 import { cn } from "@/components/ui/cn";
 import { LoadingState } from "@/components/ui/page";
 import type { JobEventStore } from "./job-events";
@@ -243,10 +244,7 @@ function StepSummaries({ events, step }: { events: ProgressEvent[]; step: string
           const s = e.payload as unknown as SummaryPayload;
           return (
             <li key={e.seq} className="text-slate-700">
-              <span className="font-mono font-medium">{s.command}</span>: {s.add} to add, {s.change} to change, {s.remove} to remove
-              {s.replacements?.length ? ` (${insideReplacementWords(s.replacements)})` : ""}
-              {s.import ? `, ${s.import} to import` : ""}
-              {s.skippedDeletes ? `, ${skippedWords(s.skippedDeletes)}` : ""}
+              <span className="font-mono font-medium">{s.command}</span>: {summaryWords(s)}
             </li>
           );
         }

@@ -89,7 +89,7 @@ describe("tofu adapter with a stand-in `tofu` on PATH", () => {
       expect(ctx.events[0]!.payload.line).toMatch(/\$ tofu plan -json -input=false -out=.*plan\.tfplan/);
       expect(ctx.events.filter((e) => e.type !== "log")).toEqual([
         { type: "resource", payload: { address: "null_resource.a", type: "null_resource", action: "create", phase: "planned", message: "null_resource.a: Plan to create" } },
-        { type: "summary", payload: { command: "tofu plan", add: 1, change: 0, remove: 0 } },
+        { type: "summary", payload: { command: "tofu plan", operation: "plan", add: 1, change: 0, remove: 0 } },
       ]);
     } finally {
       await server.stop();
@@ -176,7 +176,7 @@ describe("pulumi output reader", () => {
     const r2 = new PulumiOutputReader((e) => preview.push(e), { command: "pulumi preview" });
     for (const l of JSON.stringify({ steps: [{ op: "update", urn: "urn:pulumi:dev::p::t::n" }], changeSummary: { update: 1 } }, null, 2).split("\n")) r2.line(l);
     r2.end();
-    expect(preview.find((e) => e.type === "summary")!.payload).toEqual({ command: "pulumi preview", add: 0, change: 1, remove: 0 });
+    expect(preview.find((e) => e.type === "summary")!.payload).toEqual({ command: "pulumi preview", operation: "plan", add: 0, change: 1, remove: 0 });
   });
 });
 

@@ -1,6 +1,7 @@
 // Pulumi through its CLI: engine events (`--json`) translated into progress events.
 import path from "node:path";
 import { engineCannotProtectUpdate } from "../../lib/delete-protection";
+import { STEP_SUMMARY_OPERATION } from "../../lib/runner-protocol";
 import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { findBinary, runCli } from "./cli";
@@ -65,7 +66,7 @@ export class PulumiAdapter implements EngineAdapter {
     const bin = findBinary(["pulumi"], ctx.env);
     if (!bin) throw new Error(PULUMI_MISSING);
     ctx.emit({ type: "log", payload: { line: `\x1b[2m$ pulumi ${args.join(" ")}\x1b[0m` } });
-    const reader = new PulumiOutputReader(ctx.emit, { command });
+    const reader = new PulumiOutputReader(ctx.emit, { command, operation: STEP_SUMMARY_OPERATION[ctx.step] });
     const { code } = await runCli(bin, args, {
       cwd: ctx.moduleDir,
       env: this.env(ctx),
