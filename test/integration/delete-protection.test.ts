@@ -2,52 +2,32 @@
 // builtin engine writing real files. Under a component's policy with "Protect deletes" on, an update
 // shows its deletes and replaces as not executed and leaves the files; a destroy deletes them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { eq } from "drizzle-orm";
-import { catalogKinds, iacModules, stateObjects } from "../../db/schema";
-import { createPlantonClient, type InfraJob, type PlantonClient } from "../../lib/client";
-import { newId } from "../../lib/ids";
+import { stateObjects } from "../../db/schema";
+import type { InfraJob } from "../../lib/client";
 import type { ProgressEvent } from "../../lib/runner-protocol";
-import { createComponent } from "../../server/services/components/create-component";
 import { updateComponent } from "../../server/services/components/update-component";
-import { ensureHostedRunner } from "../../server/services/runners/register-runner";
-import { createApiToken } from "../../server/services/settings/api-tokens";
 import { setFlowControlPolicy } from "../../server/services/settings/flow-control";
-import { apiClient, type ApiClient } from "../api-client";
-import { startConsoleServer, type ConsoleServer } from "../console-server";
-import { createTestDatabase, type TestDatabase } from "../database";
-import { seedTestOrg, type TestOrg } from "../fixtures";
-import { writeModule } from "./modules";
+import { startJobStack, type JobStack } from "./harness";
 
-const root = path.resolve(import.meta.dirname, "../..");
-let t: TestDatabase;
-let org: TestOrg;
-let server: ConsoleServer;
-let trpc: ApiClient;
-let rest: PlantonClient;
-let infraRoot: string;
-let runner: ChildProcess;
-let runnerLog = "";
+let stack: JobStack;
+let t: JobStack["t"];
+let org: JobStack["org"];
+let trpc: JobStack["api"];
+let rest: JobStack["rest"];
 let componentId: string;
+const runnerLog = () => stack.runners.map((r) => r.log()).join("");
 
-const file = (name: string) => path.join(infraRoot, "protected", name);
+const file = (name: string) => stack.file("protected", name);
 const exists = (name: string) => fs.existsSync(file(name));
 
-async function finished(id: string): Promise<InfraJob> {
-  for (;;) {
-    const job = await rest.jobs.get(id);
-    if (job.status === "completed") return job;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const finished = async (id: string): Promise<InfraJob> => rest.jobs.get((await stack.finished(id)).id);
 
 async function update(spec: Record<string, unknown>): Promise<InfraJob> {
   await updateComponent(t.db, org.actor("engineer"), { id: componentId, spec });
   const job = await finished((await rest.jobs.create(componentId, { operation: "update" })).id);
-  expect(job.result, `${job.reason}\n${runnerLog.slice(-2000)}`).toBe("succeeded");
+  expect(job.result, `${job.reason}\n${runnerLog().slice(-2000)}`).toBe("succeeded");
   return job;
 }
 
@@ -64,31 +44,15 @@ async function stateAddresses(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-protect-"));
-  org = await seedTestOrg(t.db, { localRoot: infraRoot });
-  const source = writeModule(infraRoot, "protectable");
-  const fields = [
+  stack = await startJobStack();
+  ({ t, org, api: trpc, rest } = stack);
+  await stack.registerKind("TestProtect", "protectable", [
     { name: "pages", type: "number", default: 2, description: "how many pages" },
     { name: "home", type: "string", default: "index", description: "the home page's name" },
     { name: "motto", type: "string", default: "first", description: "the motto" },
-  ];
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", title: "TestProtect", provider: "local", specSchema: { fields } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", name: "protectable", provisioner: "builtin", version: "0.1.0", source });
-  componentId = (await createComponent(t.db, org.actor(), { environment: "dev", kind: "TestProtect", name: "guarded", spec: {}, connection: "local-sandbox" })).id;
-
-  server = await startConsoleServer({ databaseUrl: t.url! });
-  const { token } = await createApiToken(t.db, org.actor("engineer"), { name: "protect" });
-  trpc = apiClient(server.url, token);
-  rest = createPlantonClient({ url: server.url, token });
-  const { token: runnerToken } = await ensureHostedRunner(t.db, "runner-protect", 1);
-  runner = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", "1", "--work-dir", path.join(infraRoot, "work")], {
-    cwd: root,
-    env: { ...process.env, PLANTON_RUNNER_TOKEN: runnerToken, PLANTON_RUNNER_NAME: "runner-protect", PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  runner.stdout!.on("data", (d) => (runnerLog += d));
-  runner.stderr!.on("data", (d) => (runnerLog += d));
+  ]);
+  componentId = await stack.component("guarded", "dev", "TestProtect", {});
+  await stack.startRunner("runner-protect", 1);
 
   // Before protection: the pages, the home page and the motto exist.
   await update({ pages: 2, home: "index", motto: "first" });
@@ -98,10 +62,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  runner?.kill("SIGKILL");
-  await server?.stop();
-  await t?.close();
-  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("delete protection, end to end", () => {

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { catalogKinds, flowControlPolicies, iacModules } from "../../db/schema";
+import { createPlantonClient, type PlantonClient } from "../../lib/client";
 import { newId } from "../../lib/ids";
 import type { Role } from "../../lib/roles";
 import type { ProgressEvent } from "../../lib/runner-protocol";
@@ -29,10 +30,14 @@ export interface JobStack {
   t: TestDatabase;
   org: TestOrg;
   server: ConsoleServer;
-  /** The engineer's client. */
+  /** The engineer's tRPC client. */
   api: ApiClient;
+  /** The engineer's typed REST client (lib/client), as the CLI and scripts use it. */
+  rest: PlantonClient;
   /** Test gates the runners honour: a `plantontest_gate` holds an apply until the test opens it. */
   gates: TestGates;
+  /** A new API token for a member of `role`. */
+  tokenFor: (role: Role) => Promise<string>;
   /** A client for another role (API tokens are made per call). */
   as: (role: Role) => Promise<ApiClient>;
   /** The local connection's root: where jobs write their files. */
@@ -59,8 +64,11 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
   const infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-infra-"));
   const org = await seedTestOrg(t.db, { localRoot: infraRoot });
   const server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4", ...opts.env } });
-  const as = async (role: Role) => apiClient(server.url, (await createApiToken(t.db, org.actor(role), { name: `integration-${role}-${newId("apiToken")}` })).token);
-  const api = await as("engineer");
+  const tokenFor = async (role: Role) => (await createApiToken(t.db, org.actor(role), { name: `integration-${role}-${newId("apiToken")}` })).token;
+  const as = async (role: Role) => apiClient(server.url, await tokenFor(role));
+  const engineerToken = await tokenFor("engineer");
+  const api = apiClient(server.url, engineerToken);
+  const rest = createPlantonClient({ url: server.url, token: engineerToken });
   const ids: Record<string, string> = {};
   const runners: RunnerProcess[] = [];
   const gates = createTestGates();
@@ -70,6 +78,8 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
     org,
     server,
     api,
+    rest,
+    tokenFor,
     as,
     gates,
     infraRoot,

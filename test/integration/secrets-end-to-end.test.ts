@@ -2,9 +2,8 @@
 // engine. What a viewer can read of a job that used a secret and of a generated password holds
 // neither value; an out-of-scope secret stops a job before anything runs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { flowControlPolicies, secrets, stateObjects } from "../../db/schema";
@@ -12,37 +11,24 @@ import { newId } from "../../lib/ids";
 import { decryptSecret } from "../../server/crypto";
 import { createComponent } from "../../server/services/components/create-component";
 import { environmentByName } from "../../server/services/organizations/lookup";
-import { ensureHostedRunner } from "../../server/services/runners/register-runner";
-import { createApiToken } from "../../server/services/settings/api-tokens";
 import { createSecret } from "../../server/services/settings/secrets";
-import { apiClient, type ApiClient } from "../api-client";
-import { startConsoleServer, type ConsoleServer } from "../console-server";
-import { createTestDatabase, type TestDatabase } from "../database";
-import { seedTestOrg, type TestOrg } from "../fixtures";
+import { apiClient } from "../api-client";
+import { startJobStack, type Job, type JobStack } from "./harness";
 
 // This process writes secrets and reads them back; the console it starts must hold the same key.
 process.env.PLANTON_SECRET_KEY ??= "5e".repeat(32);
 const root = path.resolve(import.meta.dirname, "../..");
 const SITE_TITLE = "Welcome-to-the-s3cr3t-launch-7f2a";
-let t: TestDatabase;
-let org: TestOrg;
-let server: ConsoleServer;
-let engineer: ApiClient;
+let stack: JobStack;
+let t: JobStack["t"];
+let org: JobStack["org"];
+let server: JobStack["server"];
+let engineer: JobStack["api"];
 let viewerToken: string;
 let infraRoot: string;
-let runner: ChildProcess | undefined;
+let waitFor: JobStack["waitFor"];
+let finished: JobStack["finished"];
 const ids: Record<string, string> = {};
-
-type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
-
-async function waitFor(id: string, done: (j: Job) => boolean): Promise<Job> {
-  for (;;) {
-    const job = await engineer.jobs.get.query({ org: org.slug, id });
-    if (done(job)) return job;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-const finished = (id: string) => waitFor(id, (j) => j.status === "completed");
 const paused = (id: string) => waitFor(id, (j) => j.status === "awaiting_approval" || j.status === "completed");
 const run = (component: string, operation: "preview" | "update") => engineer.jobs.create.mutate({ org: org.slug, componentId: ids[component], operation });
 
@@ -109,9 +95,8 @@ async function generatedPassword(component: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-secrets-"));
-  org = await seedTestOrg(t.db, { localRoot: infraRoot });
+  stack = await startJobStack();
+  ({ t, org, server, api: engineer, infraRoot, waitFor, finished } = stack);
   const prod = await environmentByName(t.db, org.orgId, "prod");
   await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
   await createSecret(t.db, org.actor(), { name: "SITE_TITLE", value: SITE_TITLE, scope: "environment", environments: ["prod"] });
@@ -125,22 +110,12 @@ beforeAll(async () => {
   await mk("twinDev", "twin", "dev", "DatabaseCredentials", { database_name: "twin-dev" });
   await mk("twinStaging", "twin", "staging", "DatabaseCredentials", { database_name: "twin-staging" });
 
-  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
-  engineer = apiClient(server.url, (await createApiToken(t.db, org.actor("engineer"), { name: "secrets-e2e" })).token);
-  viewerToken = (await createApiToken(t.db, org.actor("viewer"), { name: "secrets-e2e-viewer" })).token;
-  const { token } = await ensureHostedRunner(t.db, "secrets-runner", 2);
-  runner = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", "2", "--work-dir", path.join(infraRoot, "work")], {
-    cwd: root,
-    env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: "secrets-runner", PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
-    stdio: "ignore",
-  });
+  viewerToken = await stack.tokenFor("viewer");
+  await stack.startRunner("secrets-runner", 2);
 }, 240_000);
 
 afterAll(async () => {
-  runner?.kill("SIGKILL");
-  await server?.stop();
-  await t?.close();
-  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("secrets, end to end", () => {
