@@ -73,7 +73,7 @@ async function runUpdate(page: Page, message: string) {
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("radio", { name: /^Update/ }).check();
   await dialog.getByLabel("Version message").fill(message);
-  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(5);
+  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(6);
   await dialog.getByRole("button", { name: /^Run update/ }).click();
   await expect(page).toHaveURL(/\/o\/acme\/jobs\/job_/);
   await expect(page.getByTestId("job-status")).toHaveText("Awaiting approval", { timeout: 60_000 });
