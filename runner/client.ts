@@ -1,6 +1,6 @@
 // A small typed client for the runner API (lib/runner-protocol.ts). Retries network errors and
 // 5xx with backoff; a 4xx is the server's answer and is never retried.
-import { createHash } from "node:crypto";
+import { digestClaimed, digestHeader, sha256Of } from "../lib/artifacts";
 import {
   RUNNER_API,
   type ClaimResponse,
@@ -71,10 +71,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
 
-export function sha256Digest(bytes: Uint8Array): { hex: string; base64: string } {
-  const d = createHash("sha256").update(bytes).digest();
-  return { hex: d.toString("hex"), base64: d.toString("base64") };
-}
 
 /** Shared transport: base URL, bearer token, retries. */
 export class Transport {
@@ -213,12 +209,12 @@ export class JobClient {
 
   /** Uploads bytes with their SHA-256 Digest header; the server checks it. */
   async uploadArtifact(kind: string, name: string, bytes: Uint8Array): Promise<{ artifactId: string; sha256: string }> {
-    const digest = sha256Digest(bytes);
+    const digest = sha256Of(bytes);
     const q = new URLSearchParams({ kind, name });
     const res = await this.transport.json<{ artifactId: string; sha256: string }>(`${this.base}/artifacts?${q}`, {
       method: "POST",
       raw: bytes,
-      headers: { digest: `sha-256=${digest.base64}` },
+      headers: { digest: digestHeader(bytes) },
     });
     if (res.sha256 && res.sha256 !== digest.hex) {
       throw new Error(`Artifact ${name} was stored with sha256 ${res.sha256}, but the runner sent ${digest.hex}; the upload was damaged. Run the job again.`);
@@ -229,9 +225,9 @@ export class JobClient {
   /** Downloads an artifact and verifies it against the server's Digest header and, when given, the expected SHA-256. */
   async downloadArtifact(artifactId: string, expectedSha256?: string): Promise<Uint8Array> {
     const res = await this.transport.request(`${this.base}/artifacts/${encodeURIComponent(artifactId)}`);
-    const digest = sha256Digest(res.bytes);
+    const digest = sha256Of(res.bytes);
     const header = res.headers.get("digest");
-    const claimed = header?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1];
+    const claimed = digestClaimed(header);
     if (claimed && claimed !== digest.base64) {
       throw new Error(`Artifact ${artifactId} does not match its Digest header (sha-256=${claimed}, received sha-256=${digest.base64}); nothing was applied.`);
     }

@@ -2,7 +2,7 @@
 //   const planton = createPlantonClient({ url, token });
 //   const review = await planton.jobs.getPlan(jobId);
 // Refusals throw PlantonApiError with the server's message as is.
-import { createHash } from "node:crypto";
+import { digestClaimed, sha256Of } from "../artifacts";
 import type { CreatedJob, CreateJobRequest, InfraJob, InfraJobSummary, PlanReview, PreflightResult, ProgressEvent, WhoAmI, ArtifactRef } from "./types";
 import { readEventStream } from "./sse";
 
@@ -155,9 +155,9 @@ export function createPlantonClient(opts: PlantonClientOptions) {
 
 /** Throws unless `header` is `sha-256=<base64>` of exactly these bytes. */
 export function verifyDigest(header: string | null, bytes: Uint8Array, what: string): void {
-  const claimed = header?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1];
+  const claimed = digestClaimed(header);
   if (!claimed) throw new PlantonApiError(`The server sent ${what} without a SHA-256 Digest header, so it cannot be verified; the bytes were not used.`, 0, "DIGEST_MISSING");
-  const actual = createHash("sha256").update(bytes).digest("base64");
+  const actual = sha256Of(bytes).base64;
   if (actual !== claimed) {
     throw new PlantonApiError(`The bytes of ${what} have sha-256=${actual}, not the sha-256=${claimed} the server's Digest names: they were damaged on the way and were not used. Download them again.`, 0, "DIGEST_MISMATCH");
   }

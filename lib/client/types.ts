@@ -1,4 +1,5 @@
 // The shapes the public REST API (/api/v1) answers with, as a script sees them (dates as ISO strings).
+import type { ArtifactKind } from "../artifacts";
 import type { NotExecuted } from "../delete-protection";
 import type { JobActions } from "../job-actions";
 import type { JobOperationKind, JobResult, JobStatus, ProgressEvent, StepName } from "../runner-protocol";
@@ -41,7 +42,7 @@ export interface JobOperation {
 
 export interface ArtifactRef {
   id: string;
-  kind: "plan" | "plan_review" | "log" | "state" | "iac_input";
+  kind: ArtifactKind;
   name: string;
   sha256: string;
   size: number;

@@ -2,21 +2,17 @@
 // stored with their SHA-256, checked against the `Digest: sha-256=<base64>` header on upload and
 // sent with it on download. Executable plans and state snapshots hold secret values, so they are
 // encrypted at rest and go back only to the job's runner; people get the masked renditions.
-import { createHash } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { artifacts } from "@/db/schema";
+import { ARTIFACT_KINDS, digestClaimed, digestHeader, ENCRYPTED_ARTIFACT_KINDS, sha256Of, type ArtifactKind } from "@/lib/artifacts";
 import { newId } from "@/lib/ids";
 import { decryptBytes, encryptBytes } from "../../crypto";
 import { badRequest, notFound, PlantonError } from "../../errors";
 import type { JobAccess } from "./job-access";
 
-export const ARTIFACT_KINDS = ["plan", "plan_review", "log", "state", "iac_input"] as const;
-/** Kinds whose bytes may hold sensitive values: encrypted at rest, readable only with the job's credential. */
-export const ENCRYPTED_ARTIFACT_KINDS: readonly string[] = ["plan", "state"];
 export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
 
-export const digestHeader = (bytes: Uint8Array) => `sha-256=${createHash("sha256").update(bytes).digest("base64")}`;
 
 export async function uploadArtifact(db: Database, access: JobAccess, input: { kind: string | null; name: string | null; digest: string | null; bytes: Uint8Array }) {
   if (!input.kind || !(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
@@ -24,15 +20,15 @@ export async function uploadArtifact(db: Database, access: JobAccess, input: { k
   }
   if (!input.name) throw badRequest("Nothing was stored: name the artifact (?name=…).", "name");
   if (input.bytes.length > MAX_ARTIFACT_BYTES) throw badRequest(`Nothing was stored: the artifact is ${input.bytes.length} bytes; the limit is ${MAX_ARTIFACT_BYTES}.`);
-  const claimed = input.digest?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1];
+  const claimed = digestClaimed(input.digest);
   if (!claimed) throw badRequest("Nothing was stored: send the artifact's SHA-256 as the header `Digest: sha-256=<base64>`.", "digest");
-  const digest = createHash("sha256").update(input.bytes).digest();
-  if (digest.toString("base64") !== claimed) {
-    throw badRequest(`Nothing was stored: the bytes received have sha-256=${digest.toString("base64")}, not the sha-256=${claimed} the Digest header names; the upload was damaged. Upload it again.`, "digest");
+  const digest = sha256Of(input.bytes);
+  if (digest.base64 !== claimed) {
+    throw badRequest(`Nothing was stored: the bytes received have sha-256=${digest.base64}, not the sha-256=${claimed} the Digest header names; the upload was damaged. Upload it again.`, "digest");
   }
   const id = newId("artifact");
-  const sha256 = digest.toString("hex");
-  const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind);
+  const sha256 = digest.hex;
+  const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind as ArtifactKind);
   const content = encrypted ? encryptBytes(input.bytes) : Buffer.from(input.bytes).toString("base64");
   await db.insert(artifacts).values({ id, jobId: access.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content, encrypted });
   return { artifactId: id, sha256 };
