@@ -5,7 +5,8 @@ import type { SummaryPayload } from "../lib/runner-protocol";
 import { summaryWords } from "../lib/summary-words";
 import { NOT_EXECUTED } from "../lib/delete-protection";
 import { SENSITIVE_VALUE } from "../lib/secrets";
-import { ACTION_SYMBOL, actionColor, c, duration, out, plain } from "./output";
+import { actionColor, c, duration, out, plain } from "./output";
+import { glyphOf } from "../lib/display";
 
 export interface ShowOptions {
   showStackSummary: boolean;
@@ -108,13 +109,13 @@ export async function followJob(api: PlantonClient, jobId: string, show: ShowOpt
     const width = Math.max(...[...changed.keys()].map((a) => a.length));
     for (const [address, r] of changed) {
       const paint = r.phase === "errored" ? c.red : actionColor(r.action);
-      out(`  ${paint(`${ACTION_SYMBOL[r.action] ?? "?"} ${address.padEnd(width)}`)}  ${r.phase === "errored" ? c.red(`${r.action} failed`) : pastTense(r.action)}`);
+      out(`  ${paint(`${glyphOf(r.action)} ${address.padEnd(width)}`)}  ${r.phase === "errored" ? c.red(`${r.action} failed`) : pastTense(r.action)}`);
     }
   }
   if (show.showStackSummary && held.size) {
     out(c.bold("Not executed (delete protection is on; a destroy job is the way to delete):"));
     const width = Math.max(...[...held.keys()].map((a) => a.length));
-    for (const [address, action] of held) out(`  ${actionColor(action)(`${ACTION_SYMBOL[action] ?? "?"} ${address.padEnd(width)}`)}  ${action} ${c.yellow(NOT_EXECUTED)}`);
+    for (const [address, action] of held) out(`  ${actionColor(action)(`${glyphOf(action)} ${address.padEnd(width)}`)}  ${action} ${c.yellow(NOT_EXECUTED)}`);
   }
   if (show.showStackDiff && !diffShown) await printStackDiff(api, jobId);
   if (show.showOutputs && outputs && Object.keys(outputs).length) {
@@ -158,7 +159,7 @@ export function printEvent(e: ProgressEvent, said = new Said()): void {
         if (p.phase === "drift") out(`  ${c.yellow(`! ${p.address}`)} changed outside Planton (drift)`);
         return;
       }
-      const sym = ACTION_SYMBOL[action] ?? "?";
+      const sym = glyphOf(action);
       const paint = actionColor(action);
       if (p.phase === "complete") out(`  ${paint(`${sym} ${p.address}`)} ${pastTense(action)}${p.elapsedSeconds !== undefined ? c.dim(` (${p.elapsedSeconds}s)`) : ""}`);
       else if (p.phase === "errored") out(`  ${c.red(`✗ ${p.address}`)} ${action} failed${p.message ? `: ${p.message}` : ""}`);
@@ -212,7 +213,7 @@ export async function printStackDiff(api: PlantonClient, jobId: string): Promise
   out(c.bold(`Stack diff (plan sha256 ${review.checksum}):`));
   if (!changes.length) out("  No changes.");
   for (const ch of changes) {
-    out(`  ${actionColor(ch.action)(`${ACTION_SYMBOL[ch.action] ?? "?"} ${ch.address}`)} (${ch.action})${ch.not_executed ? c.yellow(` ${NOT_EXECUTED}`) : ""}`);
+    out(`  ${actionColor(ch.action)(`${glyphOf(ch.action)} ${ch.address}`)} (${ch.action})${ch.not_executed ? c.yellow(` ${NOT_EXECUTED}`) : ""}`);
     for (const line of attributeDiff(ch.change)) out(`      ${line}`);
   }
   return true;

@@ -40,24 +40,8 @@ export function table(rows: string[][], header?: string[]): string[] {
   return [...(header ? [c.bold(fmt(header))] : []), ...rows.map(fmt)];
 }
 
-export function duration(fromIso: string | null | undefined, toIso: string | null | undefined): string {
-  if (!fromIso || !toIso) return "";
-  const ms = new Date(toIso).getTime() - new Date(fromIso).getTime();
-  if (!(ms >= 0)) return "";
-  return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
-}
+export { durationBetween as duration } from "../lib/display";
 
-export const ACTION_SYMBOL: Record<string, string> = {
-  create: "+",
-  update: "~",
-  delete: "-",
-  replace: "±",
-  import: "←",
-  move: "→",
-  forget: "⊘",
-  read: "≡",
-  noop: " ",
-};
 
 export function actionColor(action: string): (s: string) => string {
   if (action === "create" || action === "import") return c.green;

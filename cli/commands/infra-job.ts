@@ -5,7 +5,8 @@ import { isOperation, OPERATIONS, unknownOperationMessage } from "../../lib/runn
 import { NOT_EXECUTED, notExecutedWords } from "../../lib/delete-protection";
 import { client } from "../config";
 import { followJob, printStackDiff, type ShowOptions } from "../follow";
-import { ACTION_SYMBOL, actionColor, c, duration, out, Refusal, table } from "../output";
+import { actionColor, c, duration, out, Refusal, table } from "../output";
+import { glyphOf } from "../../lib/display";
 
 interface RunFlags extends ShowOptions {
   tail?: boolean;
@@ -233,7 +234,7 @@ export function infraJobCommand(): Command {
       out(c.bold("Operations, in order:"));
       if (!plan.operations.length) out("  No changes.");
       for (const op of plan.operations) {
-        out(`  ${actionColor(op.action)(`${ACTION_SYMBOL[op.action] ?? "?"} ${op.address}`)} (${op.action})${op.executes ? "" : c.yellow(` ${NOT_EXECUTED}`)}`);
+        out(`  ${actionColor(op.action)(`${glyphOf(op.action)} ${op.address}`)} (${op.action})${op.executes ? "" : c.yellow(` ${NOT_EXECUTED}`)}`);
         if (op.notExecuted) out(c.dim(`      ${op.notExecuted.message}`));
       }
       if (o.showStackDiff) await printStackDiff(api, jobId);

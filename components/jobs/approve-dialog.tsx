@@ -11,7 +11,7 @@ import { Dialog } from "@/components/ui/dialog";
 import { messageOf } from "@/components/ui/errors";
 import { LoadingState } from "@/components/ui/page";
 import { NOT_EXECUTED } from "@/lib/delete-protection";
-import { ACTION_SYMBOL } from "./job-ui";
+import { actionLook } from "./job-ui";
 
 export interface ApprovableJob {
   id: string;
@@ -94,12 +94,12 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
               {byAction.length === 0 && <span className="text-slate-600">{held.length ? "Nothing to apply; held back:" : "No changes: the apply will change nothing."}</span>}
               {byAction.map(([action, n]) => (
                 <span key={action} className="rounded-md bg-slate-100 px-2 py-1 font-medium" data-action={action}>
-                  <span className={`font-mono ${ACTION_SYMBOL[action]?.className ?? ""}`}>{ACTION_SYMBOL[action]?.symbol ?? action}</span> {n} to {action}
+                  <span className={`font-mono ${actionLook(action).className}`}>{actionLook(action).symbol}</span> {n} to {action}
                 </span>
               ))}
               {held.map(([action, n]) => (
                 <span key={`held-${action}`} className="rounded-md bg-amber-50 px-2 py-1 font-medium text-amber-900 ring-1 ring-amber-200" data-action={action} data-executes="false">
-                  <span className="font-mono">{ACTION_SYMBOL[action]?.symbol ?? action}</span> {n} to {action} {NOT_EXECUTED}
+                  <span className="font-mono">{actionLook(action).symbol}</span> {n} to {action} {NOT_EXECUTED}
                 </span>
               ))}
             </div>
@@ -107,7 +107,7 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
               <ul className="max-h-60 space-y-1 overflow-y-auto rounded-md bg-slate-50 p-2 font-mono text-xs" aria-label="Resources to change">
                 {p.operations.map((o) => (
                   <li key={o.address + o.action} data-executes={o.executes}>
-                    <span className={ACTION_SYMBOL[o.action]?.className}>{(ACTION_SYMBOL[o.action]?.symbol ?? o.action).padEnd(2)}</span> {o.address}
+                    <span className={actionLook(o.action).className}>{(actionLook(o.action).symbol).padEnd(2)}</span> {o.address}
                     {!o.executes && <span className="ml-2 font-semibold text-amber-700">{NOT_EXECUTED}</span>}
                     {o.notExecuted && <p className="ml-4 mt-0.5 whitespace-normal font-sans text-amber-800">{o.notExecuted.message}</p>}
                   </li>

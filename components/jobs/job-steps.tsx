@@ -9,7 +9,7 @@ import { summaryWords } from "@/lib/summary-words";
 import { cn } from "@/components/ui/cn";
 import { LoadingState } from "@/components/ui/page";
 import type { JobEventStore } from "./job-events";
-import { ACTION_SYMBOL, elapsed, StepIndicator, stepState } from "./job-ui";
+import { actionLook, elapsed, StepIndicator, stepState } from "./job-ui";
 
 const LogPane = dynamic(() => import("./log-pane").then((m) => m.LogPane), { ssr: false, loading: () => <LoadingState label="Opening the log…" /> });
 
@@ -61,14 +61,14 @@ export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps:
               </span>
               <span className="flex flex-1 flex-wrap gap-2 text-xs">
                 {Object.entries(counts.executes).map(([a, n]) => (
-                  <span key={a} className={cn("font-mono", ACTION_SYMBOL[a]?.className)}>
-                    {ACTION_SYMBOL[a]?.symbol ?? a}
+                  <span key={a} className={cn("font-mono", actionLook(a).className)}>
+                    {actionLook(a).symbol}
                     {n}
                   </span>
                 ))}
                 {Object.entries(counts.held).map(([a, n]) => (
                   <span key={`held-${a}`} className="font-mono text-amber-700" title={`${n} ${a} ${NOT_EXECUTED}: delete protection`}>
-                    {ACTION_SYMBOL[a]?.symbol ?? a}
+                    {actionLook(a).symbol}
                     {n} {NOT_EXECUTED}
                   </span>
                 ))}
@@ -150,12 +150,12 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Return
         <span className="flex gap-3 text-xs text-slate-600">
           {Object.entries(counts.executes).map(([a, n]) => (
             <span key={a}>
-              <span className={cn("font-mono font-semibold", ACTION_SYMBOL[a]?.className)}>{ACTION_SYMBOL[a]?.symbol ?? a}</span> {n} {a}
+              <span className={cn("font-mono font-semibold", actionLook(a).className)}>{actionLook(a).symbol}</span> {n} {a}
             </span>
           ))}
           {Object.entries(counts.held).map(([a, n]) => (
             <span key={`held-${a}`} className="text-amber-800">
-              <span className="font-mono font-semibold">{ACTION_SYMBOL[a]?.symbol ?? a}</span> {n} {a} {NOT_EXECUTED}
+              <span className="font-mono font-semibold">{actionLook(a).symbol}</span> {n} {a} {NOT_EXECUTED}
             </span>
           ))}
           {!Object.keys(counts.executes).length && !Object.keys(counts.held).length && "no changes"}
@@ -177,8 +177,8 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Return
           {rows.map((r) => (
             <Fragment key={r.address}>
               <tr data-address={r.address} data-executes={!r.notExecuted}>
-                <td className={cn("px-3 py-1.5 font-mono font-semibold", ACTION_SYMBOL[r.action]?.className)} title={r.action}>
-                  {ACTION_SYMBOL[r.action]?.symbol ?? r.action}
+                <td className={cn("px-3 py-1.5 font-mono font-semibold", actionLook(r.action).className)} title={r.action}>
+                  {actionLook(r.action).symbol}
                 </td>
                 <td className="px-3 py-1.5 font-mono text-xs">{r.address}</td>
                 <td className="px-3 py-1.5 font-mono text-xs text-slate-600">{r.type}</td>

@@ -3,6 +3,7 @@
 "use client";
 import { useEffect, useState } from "react";
 import { Ban, CheckCircle2, Circle, CircleDashed, Hand, Loader2, MinusCircle, XCircle } from "lucide-react";
+import { glyphOf, type ResourceAction } from "@/lib/display";
 import type { JobOperationKind } from "@/lib/runner-protocol";
 import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { cn } from "@/components/ui/cn";
@@ -67,17 +68,20 @@ export function StepIndicator({ state, className }: { state: string; className?:
   }
 }
 
-export const ACTION_SYMBOL: Record<string, { symbol: string; className: string }> = {
-  create: { symbol: "+", className: "text-emerald-700" },
-  update: { symbol: "~", className: "text-amber-700" },
-  delete: { symbol: "-", className: "text-rose-700" },
-  replace: { symbol: "±", className: "text-fuchsia-700" },
-  import: { symbol: "import", className: "text-sky-700" },
-  move: { symbol: "move", className: "text-sky-700" },
-  forget: { symbol: "forget", className: "text-slate-600" },
-  read: { symbol: "read", className: "text-slate-500" },
-  noop: { symbol: "·", className: "text-slate-400" },
+const ACTION_CLASS: Record<ResourceAction, string> = {
+  create: "text-emerald-700",
+  update: "text-amber-700",
+  delete: "text-rose-700",
+  replace: "text-fuchsia-700",
+  import: "text-sky-700",
+  move: "text-sky-700",
+  forget: "text-slate-600",
+  read: "text-slate-500",
+  noop: "text-slate-400",
 };
+
+/** A resource action's glyph (shared with the CLI) and its colour in the console. */
+export const actionLook = (action: string): { symbol: string; className: string } => ({ symbol: glyphOf(action), className: ACTION_CLASS[action as ResourceAction] ?? "" });
 
 /** Re-renders every second while `live`, so running durations tick. */
 export function useNow(live: boolean): number {

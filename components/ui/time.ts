@@ -10,10 +10,4 @@ export function relativeTime(d: Date | string, now = Date.now()): string {
   return new Date(d).toLocaleDateString();
 }
 
-export function duration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m ${s % 60}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
-}
+export { formatDuration as duration } from "@/lib/display";
