@@ -24,8 +24,8 @@ export async function stepsOf(tx: Queryable, jobId: string): Promise<StepRow[]> 
   return tx.select().from(jobOperations).where(eq(jobOperations.jobId, jobId)).orderBy(asc(jobOperations.ordinal));
 }
 
-/** Moves a job through one lifecycle event; stamps the time and appends a job_status event. */
-export async function moveJob(tx: Queryable, job: JobRow, event: JobEvent, patch: Partial<JobRow> = {}): Promise<JobRow> {
+/** Moves a job through one lifecycle event; stamps the time and appends a job_status event (with `detail`, e.g. the claiming runner). */
+export async function moveJob(tx: Queryable, job: JobRow, event: JobEvent, patch: Partial<JobRow> = {}, detail: Record<string, unknown> = {}): Promise<JobRow> {
   const to = jobTransition(phase(job), event);
   const now = new Date();
   const stamps: Partial<JobRow> =
@@ -40,7 +40,7 @@ export async function moveJob(tx: Queryable, job: JobRow, event: JobEvent, patch
     .where(and(eq(infraJobs.id, job.id), eq(infraJobs.status, job.status)))
     .returning();
   if (!row) throw new Error(`job ${job.id} changed under a lock`);
-  await appendEvents(tx, job.id, [{ operation: null, type: "job_status", payload: { status: to.status, result: to.result, ...(patch.reason ? { reason: patch.reason } : {}) } }]);
+  await appendEvents(tx, job.id, [{ operation: null, type: "job_status", payload: { status: to.status, result: to.result, ...(patch.reason ? { reason: patch.reason } : {}), ...detail } }]);
   if (to.status === "completed" || event === "requeue") await releaseStateLocks(tx, job.id);
   if (to.status === "queued" || to.status === "completed" || to.status === "awaiting_approval") await notifyQueue(tx, job.orgId);
   return row;

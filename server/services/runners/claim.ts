@@ -7,9 +7,8 @@ import type { Database, DatabaseHandle } from "@/db/client";
 import { approvals, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
-import { appendEvents, subscribeChannel } from "../jobs/events";
-import { jobTransition } from "../jobs/lifecycle";
-import { JOB_QUEUED_CHANNEL, releaseStateLocks } from "../jobs/transitions";
+import { subscribeChannel } from "../jobs/events";
+import { JOB_QUEUED_CHANNEL, lockJob, moveJob, releaseStateLocks } from "../jobs/transitions";
 import { serverConfig } from "../../config";
 import { issueJobCredential } from "./credentials";
 import { assertRunnerMayWork, type RunnerRow } from "./register-runner";
@@ -23,7 +22,6 @@ function rowsOf<T>(result: unknown): T[] {
 /** Claims one job for a runner, or null when none is claimable now. */
 export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimResponse | null> {
   const attemptId = newId("runnerAttempt");
-  const to = jobTransition({ status: "queued", result: "tbd" }, "claim");
   // Planton-hosted runners serve organizations without a default runner of their own; a self-hosted runner serves its organization.
   const scope = runner.orgId
     ? sql`j.org_id = ${runner.orgId}`
@@ -32,35 +30,30 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     // A long-poll outlives its authentication: the runner may have been revoked or its token rotated since.
     const [current] = await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, runner.id)).returning();
     assertRunnerMayWork(current, runner.tokenHash);
-    const claimed = rowsOf<{ id: string; org_id: string }>(
+    // One statement picks and row-locks the oldest claimable job; the lifecycle then moves it, as every status write does.
+    const [pick] = rowsOf<{ id: string }>(
       await tx.execute(sql`
-        update infra_jobs
-           set status = ${to.status}, result = ${to.result}, runner_id = ${runner.id}, current_attempt_id = ${attemptId},
-               lease_expires_at = now() + ${sql.raw(`interval '${Math.max(1, Math.round(LEASE_SECONDS))} seconds'`)},
-               started_at = coalesce(started_at, now()), updated_at = now()
-         where id = (
-           select j.id from infra_jobs j
-            where j.status = 'queued' and ${scope}
-              and not exists (
-                select 1 from infra_jobs o
-                 where o.component_id = j.component_id and o.id <> j.id
-                   and (o.status = 'running'
-                        or (o.status = 'awaiting_approval' and o.started_at is not null)
-                        or (o.status = 'queued' and (o.created_at, o.id) < (j.created_at, j.id))))
-            order by j.created_at, j.id
-            for update skip locked
-            limit 1)
-           and status = 'queued'
-        returning id, org_id`),
+        select j.id from infra_jobs j
+         where j.status = 'queued' and ${scope}
+           and not exists (
+             select 1 from infra_jobs o
+              where o.component_id = j.component_id and o.id <> j.id
+                and (o.status = 'running'
+                     or (o.status = 'awaiting_approval' and o.started_at is not null)
+                     or (o.status = 'queued' and (o.created_at, o.id) < (j.created_at, j.id))))
+         order by j.created_at, j.id
+         for update skip locked
+         limit 1`),
     );
-    const row = claimed[0];
-    if (!row) return null;
+    if (!pick) return null;
+    const picked = (await lockJob(tx, pick.id))!;
+    const row = { id: picked.id, org_id: picked.orgId };
     const credential = await issueJobCredential({ jobId: row.id, orgId: row.org_id, attemptId, runnerTokenHash: current.tokenHash });
     // An earlier attempt of this job (one that paused and was never ended) is replaced: it ends, and so does any lock it left.
     await tx.update(runnerAttempts).set({ endedAt: new Date(), reason: `replaced by attempt ${attemptId}` }).where(and(eq(runnerAttempts.jobId, row.id), isNull(runnerAttempts.endedAt)));
     await releaseStateLocks(tx, row.id);
     await tx.insert(runnerAttempts).values({ id: attemptId, jobId: row.id, runnerId: runner.id, credentialId: credential.credentialId });
-    await appendEvents(tx, row.id, [{ operation: null, type: "job_status", payload: { ...to, runner: runner.name, attemptId } }]);
+    await moveJob(tx, picked, "claim", { runnerId: runner.id, currentAttemptId: attemptId, leaseExpiresAt: new Date(Date.now() + Math.max(1, Math.round(LEASE_SECONDS)) * 1000) }, { runner: runner.name, attemptId });
     const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, row.id));
     const steps = await tx.select().from(jobOperations).where(eq(jobOperations.jobId, row.id)).orderBy(asc(jobOperations.ordinal));
     const input = { ...(job.iacInput as IacInput), steps: steps.filter((s) => s.status === "queued").map((s) => s.step as StepName) };
