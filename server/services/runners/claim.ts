@@ -1,5 +1,5 @@
-// Claiming work: one statement (`UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1)`)
-// picks the oldest claimable queued job; a long-poll waits on NOTIFY job_queued when there is none.
+// Claiming work: one statement (`SELECT … FOR UPDATE SKIP LOCKED LIMIT 1`) picks and row-locks the
+// oldest claimable queued job, the lifecycle moves it; a long-poll waits on NOTIFY job_queued when there is none.
 // A job is claimable when no other job of its component is running or paused mid-run, and no
 // older job of that component is still queued: one job per component, in created order.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
