@@ -106,6 +106,7 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await expect(dialog.getByText("6 to create")).toBeVisible();
   await expect(dialog.getByRole("list", { name: "Resources to change" })).toContainText("local_file.index");
   await expect(dialog.getByTestId("plan-checksum")).toHaveText(/^[0-9a-f]{64}$/);
+  await dialog.getByLabel("Note for the record (optional)").fill("Reviewed with marketing");
   await screenshot(page, "job-paused");
   await dialog.getByRole("button", { name: "Approve and apply" }).click();
 
@@ -122,6 +123,7 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await expect(page.getByRole("heading", { name: "Outputs" })).toBeVisible();
   await expect(page.getByText("site_path", { exact: true })).toBeVisible();
   await expect(page.getByText(/approved .* the plan/)).toBeVisible();
+  await expect(page.getByText("Reviewed with marketing")).toBeVisible();
   await screenshot(page, "job-finished");
 });
 

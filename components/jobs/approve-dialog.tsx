@@ -8,6 +8,7 @@ import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
+import { TextAreaField } from "@/components/ui/field";
 import { messageOf } from "@/components/ui/errors";
 import { LoadingState } from "@/components/ui/page";
 import { NOT_EXECUTED } from "@/lib/delete-protection";
@@ -42,6 +43,7 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
   const queryClient = useQueryClient();
   const plan = useQuery({ ...trpc.jobs.plan.queryOptions({ org: org.slug, id: job.id }), enabled: !manualStart, staleTime: 0 });
   const [refusal, setRefusal] = useState<string | null>(null);
+  const [message, setMessage] = useState("");
   const resume = useMutation(
     trpc.jobs.resume.mutationOptions({
       onSuccess: async () => {
@@ -73,7 +75,7 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
           <Button variant="ghost" onClick={onClose}>
             Cancel
           </Button>
-          <Button busy={resume.isPending} disabled={blocked} onClick={() => resume.mutate({ org: org.slug, jobId: job.id, expectedChecksum: manualStart ? undefined : p?.checksum })}>
+          <Button busy={resume.isPending} disabled={blocked} onClick={() => resume.mutate({ org: org.slug, jobId: job.id, expectedChecksum: manualStart ? undefined : p?.checksum, message })}>
             {manualStart ? "Approve start" : "Approve and apply"}
           </Button>
         </>
@@ -146,8 +148,18 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
           </div>
         )
       )}
+      <div className="mt-4">
+        <TextAreaField
+          label="Note for the record (optional)"
+          hint="Kept on the approval and in the audit history, like planton infra job resume -m."
+          rows={2}
+          maxLength={500}
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+        />
+      </div>
       {refusal && (
-        <p role="alert" className="rounded-md bg-rose-50 p-3 text-sm text-rose-800 ring-1 ring-rose-200">
+        <p role="alert" className="mt-3 rounded-md bg-rose-50 p-3 text-sm text-rose-800 ring-1 ring-rose-200">
           {refusal}
         </p>
       )}
