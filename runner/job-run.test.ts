@@ -107,9 +107,9 @@ describe("a claimed builtin job, run against the real server", () => {
   });
 
   it("refuses to apply a plan whose artifact does not match the approved checksum", async () => {
-    await c.component("x", "dev", "StaticSite", { site_name: "x" });
-    await c.componentPolicy("x", { pauseBeforeApply: true });
-    const jobId = await c.queue("x", "update");
+    await c.component("xsum", "dev", "StaticSite", { site_name: "xsum" });
+    await c.componentPolicy("xsum", { pauseBeforeApply: true });
+    const jobId = await c.queue("xsum", "update");
     await run(await c.claimNext(runner));
     await c.api.jobs.resume.mutate({ org: c.org.slug, jobId, expectedChecksum: (await previewPlan(jobId)).sha256 });
     const claim = await c.claimNext(runner);
@@ -118,20 +118,20 @@ describe("a claimed builtin job, run against the real server", () => {
     const r = await run(claim);
     expect(r.exitCode).toBe(1);
     expect(r.reason).toMatch(/not the reviewed f{64}; nothing was applied/);
-    expect((await c.state("x")).state).toBeNull();
+    expect((await c.state("xsum")).state).toBeNull();
   });
 
   it("a stale plan is refused by the engine: the state changed after the preview", async () => {
-    await c.component("s", "dev", "StaticSite", { site_name: "s" });
-    await c.queue("s", "update");
+    await c.component("stale", "dev", "StaticSite", { site_name: "stale" });
+    await c.queue("stale", "update");
     expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
-    await c.componentPolicy("s", { pauseBeforeApply: true });
-    const jobId = await c.queue("s", "update");
+    await c.componentPolicy("stale", { pauseBeforeApply: true });
+    const jobId = await c.queue("stale", "update");
     await run(await c.claimNext(runner));
     await c.api.jobs.resume.mutate({ org: c.org.slug, jobId, expectedChecksum: (await previewPlan(jobId)).sha256 });
     const claim = await c.claimNext(runner);
     // The state moves on after the review, written through the server's state routes.
-    const backend = new RemoteStateBackend(runner.job(claim.job.id, claim.credential.token), { path: "s", who: "someone@elsewhere" });
+    const backend = new RemoteStateBackend(runner.job(claim.job.id, claim.credential.token), { path: "stale", who: "someone@elsewhere" });
     const lock = await backend.lock({ Operation: "OperationTypeApply" });
     const state = (await backend.get())!;
     await backend.put({ ...state, serial: state.serial + 1 });
@@ -259,13 +259,13 @@ describe("a claimed builtin job, run against the real server", () => {
   });
 
   it("under delete protection an update shows planned deletes as not executed and counts them as skipped", async () => {
-    await c.component("p", "dev", "TestProtect", { pages: 2 });
-    await c.queue("p", "update");
+    await c.component("guarded", "dev", "TestProtect", { pages: 2 });
+    await c.queue("guarded", "update");
     expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
     // One page fewer in the spec: the next update's plan deletes it, and protection keeps it.
-    await updateComponent(c.t.db, c.org.actor(), { id: c.ids.p!, spec: { pages: 1 } });
-    await c.componentPolicy("p", { protectDeletes: true });
-    const jobId = await c.queue("p", "update");
+    await updateComponent(c.t.db, c.org.actor(), { id: c.ids.guarded!, spec: { pages: 1 } });
+    await c.componentPolicy("guarded", { protectDeletes: true });
+    const jobId = await c.queue("guarded", "update");
     const r = await run(await c.claimNext(runner));
     expect(r.exitCode).toBe(0);
     const events = await c.events(jobId);
@@ -277,6 +277,6 @@ describe("a claimed builtin job, run against the real server", () => {
     // The uploaded plan is the engine's own: the delete stays in it, marked, for the reviewer to see.
     const saved = JSON.parse((await c.artifacts(jobId)).filter((a) => a.kind === "plan").at(-1)!.text);
     expect(saved.resource_changes.find((ch: { address: string }) => ch.address === "local_file.page[1]")).toMatchObject({ action: "delete", not_executed: { reason: "delete_protection" } });
-    expect((await c.state("p")).state!.resources.find((x) => x.type === "local_file" && x.name === "page")!.instances).toHaveLength(2);
+    expect((await c.state("guarded")).state!.resources.find((x) => x.type === "local_file" && x.name === "page")!.instances).toHaveLength(2);
   });
 });
