@@ -31,9 +31,10 @@ describe("runner process", () => {
     await c.component("held", "dev", "TestSlow", { name: "held" });
     const held = await c.queue("held", "update");
     const runner = spawnRunner(["--capacity", "2", "--work-dir", await tempDir(), "--name", "test-runner", "--grace-seconds", "10"], { ...c.gates.env, PLANTON_RUNNER_TOKEN: token });
-    await expect.poll(() => Promise.all([one, two, held].map(status)), { timeout: 60_000 }).toEqual(["completed", "completed", "completed"]);
-    const ended = await Promise.all([one, two, held].map((id) => c.attempts(id)));
-    expect(ended.map((a) => a.map((x) => [x.runnerId, x.exitCode]))).toEqual([[[runnerId, 0]], [[runnerId, 0]], [[runnerId, 0]]]);
+    // A job completes with its last step; its attempt ends just after.
+    const ended = async () => (await Promise.all([one, two, held].map((id) => c.attempts(id)))).map((a) => a.map((x) => [x.runnerId, x.exitCode]));
+    await expect.poll(ended, { timeout: 60_000 }).toEqual([[[runnerId, 0]], [[runnerId, 0]], [[runnerId, 0]]]);
+    expect(await Promise.all([one, two, held].map(status))).toEqual(["completed", "completed", "completed"]);
 
     // A fourth job is in its refresh step when SIGTERM arrives: the step finishes, nothing else starts.
     c.gates.hold("held.refresh");
