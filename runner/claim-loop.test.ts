@@ -1,83 +1,72 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ClaimLoop } from "./claim-loop";
-import { RunnerClient } from "./client";
-import { StandInServer } from "./test/stand-in-server";
+import type { RunnerClient } from "./client";
+import { createLogger } from "./log";
+import { startRunnerConsole, type RunnerConsole } from "./test/console";
 import { tempDir } from "./test/helpers";
 
-// A module that holds its apply open: a sleep, then a file that waits for it.
-const SLOW = {
-  "main.tf": `
-resource "time_sleep" "settle" {
-  create_duration = "700ms"
-}
-
-resource "local_file" "after" {
-  filename   = "after-\${var.name}.txt"
-  content    = time_sleep.settle.id
-  depends_on = [time_sleep.settle]
-}
-
-variable "name" {
-  type = string
-}
-`,
-};
-
-const until = async (cond: () => boolean, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
-// The claim loop against a STAND-IN for the server's runner routes.
+// The claim loop in this process against the built console; the slow module's test gate holds an
+// apply until the test lets it through.
 describe("claim loop", () => {
-  let server: StandInServer;
-  let root: string;
-  beforeEach(async () => {
-    server = await new StandInServer().start();
-    root = await tempDir("planton-root-");
-  });
-  afterEach(() => server.stop());
+  let c: RunnerConsole;
+  let runner: RunnerClient;
+  beforeAll(async () => {
+    c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "60" } });
+    runner = (await c.newRunner("claim-loop")).client;
+    await c.registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  }, 240_000);
+  afterAll(() => c?.close());
 
-  const enqueue = (name: string) =>
-    server.enqueue(
-      {
-        operation: "update",
-        steps: ["init", "preview", "apply"],
-        variables: { name },
-        connection: { name: "laptop", provider: "local", mode: "stored", config: { root } },
-        component: { id: `cmp_${name}`, name, kind: "Slow", environment: "dev" },
-      },
-      SLOW,
-    );
+  const slowJob = async (name: string) => {
+    await c.component(name, "dev", "TestSlow", { name });
+    return (await c.run(name, "update")).id;
+  };
+  const loopOf = async (capacity: number, log = createLogger({}, () => {})) =>
+    new ClaimLoop({ runner, capacity, workRoot: await tempDir(), waitSeconds: 2, log, job: { env: { ...process.env, ...c.gates.env } } });
 
   it("runs at most `capacity` jobs at once and takes the next when one ends", async () => {
-    for (const n of ["a", "b", "c"]) enqueue(n);
-    let running = 0;
-    let peak = 0;
-    server.onStepStart = (step) => {
-      if (step === "init") peak = Math.max(peak, ++running);
-    };
-    const loop = new ClaimLoop({ runner: new RunnerClient(server.url, "rnr_test"), capacity: 2, workRoot: await tempDir(), waitSeconds: 0, onJobEnd: () => running-- });
+    const names = ["cap-a", "cap-b", "cap-c"];
+    for (const n of names) c.gates.hold(n);
+    const ids: string[] = [];
+    for (const n of names) ids.push(await slowJob(n));
+    const held = new Set<string>();
+    for (const n of names) void c.gates.held(n).then(() => held.add(n));
+    const loop = await loopOf(2);
     void loop.start();
-    await until(() => server.attemptEnds.length === 3);
+
+    // Two applies wait at their gates; the third job is not claimed while both run.
+    await vi.waitFor(() => expect([...held].sort()).toEqual(["cap-a", "cap-b"]), { timeout: 30_000 });
+    expect(loop.activeJobs).toBe(2);
+    expect((await c.job(ids[2]!)).status).toBe("queued");
+    // One ends: the third is taken.
+    c.gates.release("cap-a");
+    await vi.waitFor(() => expect(held.has("cap-c")).toBe(true), { timeout: 30_000 });
+    expect((await c.job(ids[0]!)).status).toBe("completed");
+    c.gates.release("cap-b");
+    c.gates.release("cap-c");
+    await expect.poll(async () => Promise.all(ids.map(async (id) => (await c.job(id)).status)), { timeout: 30_000 }).toEqual(["completed", "completed", "completed"]);
     await loop.stop(1000);
-    expect(peak).toBe(2);
-    expect(server.attemptEnds.map((a) => a.exitCode)).toEqual([0, 0, 0]);
+    expect(await Promise.all(ids.map(async (id) => (await c.attempts(id)).map((a) => a.exitCode)))).toEqual([[0], [0], [0]]);
   });
 
   it("when the grace period runs out mid-apply, the in-flight resource finishes, nothing new starts, state is saved and the attempt ends", async () => {
-    enqueue("g");
-    const loop = new ClaimLoop({ runner: new RunnerClient(server.url, "rnr_test"), capacity: 1, workRoot: await tempDir(), waitSeconds: 0 });
+    c.gates.hold("grace");
+    const jobId = await slowJob("grace");
+    const lines: string[] = [];
+    const loop = await loopOf(1, createLogger({}, (l) => lines.push(JSON.parse(l).msg)));
     void loop.start();
-    await until(() => server.stepStarts.includes("apply"));
-    await loop.stop(100);
-    expect(server.attemptEnds).toHaveLength(1);
-    expect(server.stepFinishes.at(-1)).toMatchObject({ step: "apply", body: { result: "failed", reason: expect.stringContaining("1 resource(s) were not started; state was saved") } });
-    const state = server.components.get("cmp_g")!.state!;
-    expect(state.resources.map((r) => r.type)).toEqual(["time_sleep"]);
-    expect(server.components.get("cmp_g")!.lock).toBeNull();
+    await c.gates.held("grace");
+    const stopped = loop.stop(100);
+    await vi.waitFor(() => expect(lines).toContain("grace period over: telling in-flight steps to stop"), { timeout: 15_000 });
+    // The gate is the resource in flight: it finishes once let through; the file after it never starts.
+    c.gates.release("grace");
+    await stopped;
+    const attempts = await c.attempts(jobId);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!.endedAt).not.toBeNull();
+    expect((await c.steps(jobId)).at(-1)).toMatchObject({ step: "apply", result: "failed", reason: expect.stringContaining("1 resource(s) were not started; state was saved") });
+    const { state, lock } = await c.state("grace");
+    expect(state!.resources.map((r) => r.type)).toEqual(["local_file", "plantontest_gate"]);
+    expect(lock).toBeNull();
   });
 });

@@ -1,80 +1,153 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JobClient } from "./client";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { UploadedEvent } from "../lib/runner-protocol";
+import { JobClient, type RunnerClient } from "./client";
 import { EventUploader } from "./events";
 import { Redactor } from "./redact";
-import { StandInServer } from "./test/stand-in-server";
+import { startRunnerConsole, type RunnerConsole } from "./test/console";
 
-describe("event uploader (against a stand-in for the server's events route)", () => {
-  let server: StandInServer;
-  let job: JobClient;
-  beforeEach(async () => {
-    server = await new StandInServer().start();
-    job = new JobClient(server.url, "job_1", "jcr_test", { attempts: 4, baseMs: 5, maxMs: 20 });
-  });
-  afterEach(() => server.stop());
+describe("event uploader: its timer", () => {
+  afterEach(() => void vi.useRealTimers());
 
-  it("numbers events from 1 and sends up to 100 in one batch", async () => {
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e) });
-    for (let i = 0; i < 250; i++) up.emit("apply", { type: "log", payload: { line: `line ${i}` } });
-    await up.flush();
-    expect(server.eventPosts.map((b) => b.length)).toEqual([100, 100, 50]);
-    expect(server.eventsInOrder().map((e) => e.seq)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
-    expect(server.eventsInOrder()[0]).toMatchObject({ seq: 1, operation: "apply", type: "log", payload: { line: "line 0" } });
-  });
-
-  it("flushes a small batch by itself after about 200 ms", async () => {
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e) });
+  it("flushes a small batch by itself once its flush delay has passed, without waiting for a full batch", async () => {
+    vi.useFakeTimers();
+    const sent: number[][] = [];
+    const up = new EventUploader({ send: async (e) => void sent.push(e.map((x) => x.seq)), flushMs: 200 });
     up.emit("init", { type: "log", payload: { line: "one" } });
     up.emit("init", { type: "log", payload: { line: "two" } });
-    expect(server.eventPosts).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(server.eventPosts.map((b) => b.map((e) => e.seq))).toEqual([[1, 2]]);
+    await vi.advanceTimersByTimeAsync(199);
+    expect(sent).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent).toEqual([[1, 2]]);
+  });
+});
+
+/**
+ * Between the uploader and the built console: it forwards every call and records the events batches,
+ * and can lose the console's answer or answer as a gateway whose upstream is down.
+ */
+class FlakyLink {
+  url = "";
+  readonly eventPosts: UploadedEvent[][] = [];
+  fault?: (n: number) => "lose_answer" | "upstream_down" | void;
+  private readonly server = http.createServer((req, res) => void this.forward(req, res));
+  constructor(private readonly upstream: string) {}
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async forward(req: http.IncomingMessage, res: http.ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const ch of req) chunks.push(ch as Buffer);
+    const body = Buffer.concat(chunks);
+    const fault = req.url!.endsWith("/events") ? (this.eventPosts.push(JSON.parse(body.toString()).events), this.fault?.(this.eventPosts.length)) : undefined;
+    if (fault === "upstream_down") return void res.writeHead(502).end("Bad Gateway");
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<string, string>;
+    const answer = await fetch(this.upstream + req.url, { method: req.method, headers, body: body.length ? body : undefined });
+    const bytes = Buffer.from(await answer.arrayBuffer());
+    if (fault === "lose_answer") return void res.writeHead(503).end("Service Unavailable");
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" }).end(bytes);
+  }
+}
+
+describe("event uploader, against the real server's events route", () => {
+  let c: RunnerConsole;
+  let runner: RunnerClient;
+  let link: FlakyLink;
+  let n = 0;
+  beforeAll(async () => {
+    c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "300" } });
+    runner = (await c.newRunner("events")).client;
+  }, 240_000);
+  afterAll(() => c?.close());
+  afterEach(() => link.stop());
+
+  /** A claimed job, its credential talking to the console through a fresh link. */
+  async function claimed() {
+    const jobId = await c.queue(`events-${++n}`, "refresh");
+    const claim = await c.claimNext(runner);
+    expect(claim.job.id).toBe(jobId);
+    link = await new FlakyLink(c.server.url).start();
+    const job = new JobClient(link.url, jobId, claim.credential.token, { attempts: 4, baseMs: 5, maxMs: 20 });
+    // The job's own status events are the server's; the rest are this uploader's, in the job's gap-free order.
+    const events = async () => (await c.events(jobId)).filter((e) => e.type !== "job_status" && e.type !== "operation_status");
+    return { jobId, attemptId: claim.attemptId, job, events };
+  }
+
+  it("numbers events from 1 and sends up to 100 in one batch", async () => {
+    const { job, attemptId, events } = await claimed();
+    const up = new EventUploader({ send: (e) => job.uploadEvents(attemptId, e) });
+    for (let i = 0; i < 250; i++) up.emit("apply", { type: "log", payload: { line: `line ${i}` } });
+    await up.flush();
+    expect(link.eventPosts.map((b) => b.length)).toEqual([100, 100, 50]);
+    expect(link.eventPosts.flat().map((e) => e.seq)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+    const stored = await events();
+    expect(stored.map((e) => e.payload.line)).toEqual(Array.from({ length: 250 }, (_, i) => `line ${i}`));
+    expect(stored[0]).toMatchObject({ operation: "apply", type: "log", payload: { line: "line 0" } });
   });
 
   it("retries a batch whose answer was lost with the same seq numbers, so the server keeps each event once", async () => {
-    // The stand-in stores the first batch but answers 503, as if the response was lost.
-    server.onEvents = (_batch, n) => (n === 1 ? { status: 503, store: true } : undefined);
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e) });
+    const { job, attemptId, events } = await claimed();
+    // The console stores the first batch, and its answer is lost on the way back.
+    link.fault = (k) => (k === 1 ? "lose_answer" : undefined);
+    const up = new EventUploader({ send: (e) => job.uploadEvents(attemptId, e) });
     for (let i = 0; i < 5; i++) up.emit("refresh", { type: "log", payload: { line: `l${i}` } });
     await up.flush();
-    expect(server.eventPosts).toHaveLength(2);
-    expect(server.eventPosts[1]!.map((e) => e.seq)).toEqual(server.eventPosts[0]!.map((e) => e.seq));
-    expect(server.eventPosts[1]).toEqual(server.eventPosts[0]);
-    expect(server.eventsInOrder().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(link.eventPosts).toHaveLength(2);
+    expect(link.eventPosts[1]!.map((e) => e.seq)).toEqual(link.eventPosts[0]!.map((e) => e.seq));
+    expect(link.eventPosts[1]).toEqual(link.eventPosts[0]);
+    expect(link.eventPosts[0]!.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect((await events()).map((e) => e.payload.line)).toEqual(["l0", "l1", "l2", "l3", "l4"]);
   });
 
   it("keeps events queued when the server cannot be reached, and sends them once it can", async () => {
+    const { job, attemptId, events } = await claimed();
     let down = true;
-    server.onEvents = () => (down ? { status: 500, store: false } : undefined);
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e) });
+    link.fault = () => (down ? "upstream_down" : undefined);
+    const up = new EventUploader({ send: (e) => job.uploadEvents(attemptId, e) });
     up.emit("apply", { type: "log", payload: { line: "a" } });
-    await expect(up.flush()).rejects.toThrow(/500/);
+    await expect(up.flush()).rejects.toThrow(/502/);
     expect(up.queued).toBe(1);
     down = false;
     up.emit("apply", { type: "log", payload: { line: "b" } });
     await up.flush();
-    expect(server.eventsInOrder().map((e) => [e.seq, e.payload.line])).toEqual([
+    expect(link.eventPosts.at(-1)!.map((e) => [e.seq, e.payload.line])).toEqual([
       [1, "a"],
       [2, "b"],
     ]);
+    expect((await events()).map((e) => e.payload.line)).toEqual(["a", "b"]);
   });
 
   it("never retries a 4xx answer", async () => {
-    server.onEvents = () => ({ status: 409, store: false });
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e) });
+    const { job, events } = await claimed();
+    // An attempt id the credential is not for: the console refuses it.
+    const up = new EventUploader({ send: (e) => job.uploadEvents("att_not_this_one", e) });
     up.emit(null, { type: "log", payload: { line: "x" } });
-    await expect(up.flush()).rejects.toThrow(/409/);
-    expect(server.eventPosts).toHaveLength(1);
+    await expect(up.flush()).rejects.toThrow(/403: Nothing was done: this credential is for attempt/);
+    expect(link.eventPosts).toHaveLength(1);
+    expect(await events()).toEqual([]);
   });
 
   it("masks known secret values in every payload before upload", async () => {
+    const { job, attemptId, events } = await claimed();
     const r = new Redactor();
     r.add("hunter2-very-secret");
-    const up = new EventUploader({ send: (e) => job.uploadEvents("att_1", e), redact: (p) => r.value(p) });
+    const up = new EventUploader({ send: (e) => job.uploadEvents(attemptId, e), redact: (p) => r.value(p) });
     up.emit("apply", { type: "log", payload: { line: "password is hunter2-very-secret!" } });
     up.emit("apply", { type: "diagnostic", payload: { severity: "error", summary: "x", detail: { nested: ["hunter2-very-secret"] } } });
     await up.flush();
-    expect(JSON.stringify([...server.events.values()])).not.toContain("hunter2");
-    expect(server.eventsInOrder()[0]!.payload.line).toBe("password is (sensitive value)!");
+    const stored = await events();
+    expect(stored).toHaveLength(2);
+    expect(JSON.stringify(stored)).not.toContain("hunter2");
+    expect(stored[0]!.payload.line).toBe("password is (sensitive value)!");
   });
 });

@@ -1,231 +1,282 @@
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RunnerClient } from "./client";
-import { runJob } from "./job-run";
-import { StandInServer } from "./test/stand-in-server";
-import { moduleFiles, tempDir } from "./test/helpers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cancelJob } from "../server/services/jobs/cancel-job";
+import { issueJobCredential } from "../server/services/runners/credentials";
+import { revokeRunner } from "../server/services/runners/revoke-runner";
+import { updateComponent } from "../server/services/components/update-component";
+import { createSecret } from "../server/services/settings/secrets";
+import { runners as runnersTable } from "../db/schema";
+import { eq } from "drizzle-orm";
 import type { ClaimResponse } from "../lib/runner-protocol";
+import type { RunnerClient } from "./client";
+import { runJob, type JobRunOptions } from "./job-run";
+import { createLogger } from "./log";
+import { RemoteStateBackend } from "./remote-state";
+import { startRunnerConsole, type RunnerConsole } from "./test/console";
+import { tempDir } from "./test/helpers";
 
-// These tests run the real builtin engine against a STAND-IN for the server's runner routes
-// (runner/test/stand-in-server.ts); the real server's routes are being written in parallel.
-describe("a claimed builtin job, run against a stand-in server", () => {
-  let server: StandInServer;
-  let runner: RunnerClient;
-  let root: string;
-  let workRoot: string;
-  let files: Record<string, string>;
+// The real builtin engine in this process, against the built console on a real Postgres.
+let c: RunnerConsole;
+let runner: RunnerClient;
+let workRoot: string;
 
-  beforeEach(async () => {
-    server = await new StandInServer().start();
-    runner = new RunnerClient(server.url, "rnr_test", { attempts: 3, baseMs: 5, maxMs: 20 });
-    root = await tempDir("planton-root-");
-    workRoot = await tempDir("planton-work-");
-    files = await moduleFiles("static-site");
-  });
-  afterEach(() => server.stop());
+beforeAll(async () => {
+  c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "60" } });
+  runner = (await c.newRunner("job-run", { attempts: 3, baseMs: 5, maxMs: 20 })).client;
+  workRoot = await tempDir("planton-work-");
+  await c.registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  await c.registerKind("TestProtect", "protectable", [{ name: "pages", type: "number", default: 2, description: "how many pages" }]);
+}, 240_000);
+afterAll(() => c?.close());
 
-  const claimNext = async (): Promise<ClaimResponse> => (await runner.claim({ capacity: 1, waitSeconds: 0 }))!;
-  const connection = () => ({ name: "laptop", provider: "local", mode: "stored" as const, config: { root } });
-  const events = () => server.eventsInOrder();
+const run = (claim: ClaimResponse, opts: Partial<JobRunOptions> = {}) => runJob(claim, { runner, workRoot, env: { ...process.env, ...c.gates.env }, ...opts });
+const started = async (jobId: string) => (await c.steps(jobId)).filter((s) => s.startedAt).map((s) => s.step);
+const finishes = async (jobId: string) => (await c.steps(jobId)).filter((s) => s.endedAt && s.startedAt).map((s) => [s.step, s.result]);
+const previewPlan = async (jobId: string) => (await c.steps(jobId)).find((s) => s.step === "preview")!.plan as { artifactId: string; sha256: string; summary: Record<string, unknown> };
+/** Logs of one job run, kept so a test can wait on a line. */
+const capture = () => {
+  const lines: { msg: string }[] = [];
+  return { lines, log: createLogger({}, (l) => lines.push(JSON.parse(l))), saw: (msg: string) => lines.some((l) => l.msg === msg) };
+};
+/** A slow-module component whose update has applied, so its gate is in state for a refresh to read. */
+async function appliedSlow(name: string) {
+  await c.component(name, "dev", "TestSlow", { name });
+  const id = (await c.run(name, "update")).id;
+  expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
+  expect((await c.job(id)).result).toBe("succeeded");
+}
 
+describe("a claimed builtin job, run against the real server", () => {
   it("update: plans, saves the plan artifact, applies exactly it, then a refresh finds no drift", async () => {
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "docs" }, connection: connection() }, files);
-    const result = await runJob(await claimNext(), { runner, workRoot });
+    const jobId = await c.queue("docs", "update", { site_name: "docs" });
+    const result = await run(await c.claimNext(runner));
     expect(result).toMatchObject({ exitCode: 0, reason: "completed" });
-    expect(server.stepStarts).toEqual(["init", "refresh", "preview", "apply"]);
-    expect(server.stepFinishes.map((f) => [f.step, f.body.result])).toEqual([
+    expect(await finishes(jobId)).toEqual([
       ["init", "succeeded"],
       ["refresh", "succeeded"],
       ["preview", "succeeded"],
       ["apply", "succeeded"],
     ]);
     // The preview's plan went up as an artifact, and its checksum is what the finish reported.
-    const preview = server.stepFinishes.find((f) => f.step === "preview")!.body.plan as { artifactId: string; sha256: string; summary: Record<string, unknown> };
+    const preview = await previewPlan(jobId);
     expect(preview.summary).toMatchObject({ add: 5, change: 0, remove: 0 });
-    expect(server.artifacts.has(preview.artifactId)).toBe(true);
-    // Files are on disk under the connection's root; the state is in the (stand-in) managed backend, unlocked.
-    const sitePath = server.state!.outputs.site_path!.value as string;
-    expect(await readFile(path.join(root, sitePath, "robots.txt"), "utf8")).toBe("User-agent: *\nAllow: /\n");
-    expect(server.state!.resources).toHaveLength(5);
-    expect(server.lock).toBeNull();
+    expect((await c.artifacts(jobId)).some((a) => a.id === preview.artifactId && a.kind === "plan")).toBe(true);
+    // Files are on disk under the connection's root; the state is in the Planton-managed backend, unlocked.
+    const { state, lock } = await c.state("docs");
+    const sitePath = state!.outputs.site_path!.value as string;
+    expect(await readFile(path.join(c.infraRoot, sitePath, "robots.txt"), "utf8")).toBe("User-agent: *\nAllow: /\n");
+    expect(state!.resources).toHaveLength(5);
+    expect(lock).toBeNull();
     // Events: numbered from 1 without gaps, with the engine's commands in the summaries.
-    expect(events().map((e) => e.seq)).toEqual(events().map((_, i) => i + 1));
-    const summaries = events().filter((e) => e.type === "summary").map((e) => [e.operation, e.payload.command, e.payload.add]);
+    const events = await c.events(jobId);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     // (The first refresh has no state yet, so the engine makes no summary for it.)
-    expect(summaries).toEqual([
+    expect(events.filter((e) => e.type === "summary").map((e) => [e.operation, e.payload.command, e.payload.add])).toEqual([
       ["preview", "builtin plan", 5],
       ["apply", "builtin apply", 5],
     ]);
-    expect(events().some((e) => e.type === "resource" && e.operation === "apply" && e.payload.phase === "complete" && e.payload.address === "local_file.index")).toBe(true);
-    expect(events().find((e) => e.type === "outputs")!.payload).toEqual({ outputs: { index_sha256: expect.any(Object), site_path: { value: sitePath, sensitive: false } } });
-    expect(server.attemptEnds).toEqual([{ attemptId: expect.any(String), exitCode: 0, reason: "completed" }]);
+    expect(events.some((e) => e.type === "resource" && e.operation === "apply" && e.payload.phase === "complete" && e.payload.address === "local_file.index")).toBe(true);
+    expect(events.find((e) => e.type === "outputs")!.payload).toEqual({ outputs: { index_sha256: expect.any(Object), site_path: { value: sitePath, sensitive: false } } });
+    expect((await c.attempts(jobId)).map((a) => [a.exitCode, a.reason])).toEqual([[0, "completed"]]);
 
     // A refresh job afterwards sees no drift; after a file is deleted by hand it does.
-    server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    expect(events().filter((e) => e.type === "resource" && e.payload.phase === "drift")).toEqual([]);
-    await rm(path.join(root, sitePath, "robots.txt"));
-    server.events.clear();
-    server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    expect(events().filter((e) => e.type === "resource" && e.payload.phase === "drift").map((e) => [e.payload.address, e.payload.action])).toEqual([["local_file.robots", "delete"]]);
+    const quiet = await c.queue("docs", "refresh");
+    await run(await c.claimNext(runner));
+    expect((await c.events(quiet)).filter((e) => e.type === "resource" && e.payload.phase === "drift")).toEqual([]);
+    await rm(path.join(c.infraRoot, sitePath, "robots.txt"));
+    const drifted = await c.queue("docs", "refresh");
+    await run(await c.claimNext(runner));
+    expect((await c.events(drifted)).filter((e) => e.type === "resource" && e.payload.phase === "drift").map((e) => [e.payload.address, e.payload.action])).toEqual([["local_file.robots", "delete"]]);
   });
 
   it("pauses after the preview when the server says stop, and a resumed attempt applies exactly the approved plan", async () => {
-    server.onStepFinish = (step) => (step === "preview" ? { next: "stop" } : undefined);
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "blog" }, connection: connection() }, files);
-    const first = await runJob(await claimNext(), { runner, workRoot });
+    await c.component("blog", "dev", "StaticSite", { site_name: "blog" });
+    await c.componentPolicy("blog", { pauseBeforeApply: true });
+    const jobId = await c.queue("blog", "update");
+    const first = await run(await c.claimNext(runner));
     expect(first.stoppedBy).toBe("server_stop");
-    expect(server.stepStarts).toEqual(["init", "refresh", "preview"]);
-    expect(server.state).toBeNull();
-    const plan = server.stepFinishes.at(-1)!.body.plan as { artifactId: string; sha256: string };
+    expect(await started(jobId)).toEqual(["init", "refresh", "preview"]);
+    expect((await c.state("blog")).state).toBeNull();
 
-    server.onStepFinish = undefined;
-    server.enqueue({ operation: "update", steps: ["init", "apply"], variables: { site_name: "blog" }, connection: connection(), approvedPlan: plan }, files);
-    const second = await runJob(await claimNext(), { runner, workRoot });
-    expect(second).toMatchObject({ exitCode: 0 });
-    expect(server.state!.resources).toHaveLength(5);
+    await c.api.jobs.resume.mutate({ org: c.org.slug, jobId, expectedChecksum: (await previewPlan(jobId)).sha256 });
+    const resumed = await c.claimNext(runner);
+    expect(resumed.input.approvedPlan).toEqual({ artifactId: (await previewPlan(jobId)).artifactId, sha256: (await previewPlan(jobId)).sha256 });
+    expect(await run(resumed)).toMatchObject({ exitCode: 0 });
+    expect((await c.state("blog")).state!.resources).toHaveLength(5);
   });
 
   it("refuses to apply a plan whose artifact does not match the approved checksum", async () => {
-    server.enqueue({ operation: "update", steps: ["init", "preview"], variables: { site_name: "x" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    const plan = server.stepFinishes.at(-1)!.body.plan as { artifactId: string; sha256: string };
-    server.enqueue({ operation: "update", steps: ["init", "apply"], variables: { site_name: "x" }, connection: connection(), approvedPlan: { artifactId: plan.artifactId, sha256: "f".repeat(64) } }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    await c.component("xsum", "dev", "StaticSite", { site_name: "xsum" });
+    await c.componentPolicy("xsum", { pauseBeforeApply: true });
+    const jobId = await c.queue("xsum", "update");
+    await run(await c.claimNext(runner));
+    await c.api.jobs.resume.mutate({ org: c.org.slug, jobId, expectedChecksum: (await previewPlan(jobId)).sha256 });
+    const claim = await c.claimNext(runner);
+    // As if the stored plan had changed since review: the runner checks the bytes it downloads against the approval.
+    claim.input.approvedPlan = { ...claim.input.approvedPlan!, sha256: "f".repeat(64) };
+    const r = await run(claim);
     expect(r.exitCode).toBe(1);
     expect(r.reason).toMatch(/not the reviewed f{64}; nothing was applied/);
-    expect(server.state).toBeNull();
+    expect((await c.state("xsum")).state).toBeNull();
   });
 
   it("a stale plan is refused by the engine: the state changed after the preview", async () => {
-    server.onStepFinish = (step) => (step === "preview" ? { next: "stop" } : undefined);
-    server.enqueue({ operation: "update", steps: ["init", "preview"], variables: { site_name: "s" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    const plan = server.stepFinishes.at(-1)!.body.plan as { artifactId: string; sha256: string };
-    server.onStepFinish = undefined;
-    server.enqueue({ operation: "update", steps: ["init", "preview", "apply"], variables: { site_name: "s" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    server.enqueue({ operation: "update", steps: ["init", "apply"], variables: { site_name: "s" }, connection: connection(), approvedPlan: plan }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    await c.component("stale", "dev", "StaticSite", { site_name: "stale" });
+    await c.queue("stale", "update");
+    expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
+    await c.componentPolicy("stale", { pauseBeforeApply: true });
+    const jobId = await c.queue("stale", "update");
+    await run(await c.claimNext(runner));
+    await c.api.jobs.resume.mutate({ org: c.org.slug, jobId, expectedChecksum: (await previewPlan(jobId)).sha256 });
+    const claim = await c.claimNext(runner);
+    // The state moves on after the review, written through the server's state routes.
+    const backend = new RemoteStateBackend(runner.job(claim.job.id, claim.credential.token), { path: "stale", who: "someone@elsewhere" });
+    const lock = await backend.lock({ Operation: "OperationTypeApply" });
+    const state = (await backend.get())!;
+    await backend.put({ ...state, serial: state.serial + 1 });
+    await backend.unlock(lock.ID);
+    const r = await run(claim);
     expect(r.reason).toMatch(/Saved plan is stale/);
   });
 
   it("a held state lock fails the step with OpenTofu's \"Error acquiring the state lock\" and the holder", async () => {
-    server.lock = { ID: "lock-1", Path: "cmp_site", Operation: "OperationTypeApply", Who: "someone@elsewhere", Version: "1.8.0", Created: "2026-01-01T00:00:00Z", Info: "job job_other" };
-    server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    const jobId = await c.queue("locked", "refresh", { site_name: "locked" });
+    const claim = await c.claimNext(runner);
+    await new RemoteStateBackend(runner.job(claim.job.id, claim.credential.token), { path: "locked", who: "someone@elsewhere" }).lock({ Operation: "OperationTypeApply" });
+    const r = await run(claim);
     expect(r.exitCode).toBe(1);
     expect(r.reason).toContain("Error acquiring the state lock");
     expect(r.reason).toContain("someone@elsewhere");
-    expect(server.stepFinishes.at(-1)!.body).toMatchObject({ result: "failed", reason: expect.stringContaining("Lock Info:") });
-    expect(events().some((e) => e.type === "diagnostic" && String(e.payload.summary).includes("Error acquiring the state lock"))).toBe(true);
+    expect((await c.steps(jobId)).find((s) => s.step === "refresh")).toMatchObject({ result: "failed", reason: expect.stringContaining("Lock Info:") });
+    expect((await c.events(jobId)).some((e) => e.type === "diagnostic" && String(e.payload.summary).includes("Error acquiring the state lock"))).toBe(true);
   });
 
   it("a bundle that does not match its checksum fails init and nothing runs", async () => {
-    const claim = server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "docs" }, connection: connection() }, files);
+    const jobId = await c.queue("tampered", "update", { site_name: "tampered" });
+    const claim = await c.claimNext(runner);
+    // As if the bundle had been damaged on the way: the runner checks it against the checksum the server sent.
     claim.input.module.sha256 = "0".repeat(64);
-    const r = await runJob(await claimNext(), { runner, workRoot });
-    expect(server.stepStarts).toEqual(["init"]);
+    const r = await run(claim);
+    expect(await started(jobId)).toEqual(["init"]);
     expect(r.reason).toMatch(/init failed: Nothing ran: the module bundle does not match its checksum/);
-    expect(server.attemptEnds.at(-1)).toMatchObject({ exitCode: 1 });
+    expect((await c.attempts(jobId)).at(-1)).toMatchObject({ exitCode: 1 });
   });
 
   it("a cancel during a step lets that step finish and stops at the next boundary", async () => {
-    // The stand-in answers heartbeats with cancel from the moment the preview starts, and holds the preview's finish briefly.
-    server.onStepStart = (step) => {
-      if (step === "preview") server.heartbeatSignal = "cancel";
-    };
-    server.onStepFinish = async (step) => {
-      if (step === "preview") await new Promise((r) => setTimeout(r, 150));
-    };
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "docs" }, connection: connection() }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot, heartbeatMs: 20 });
-    expect(server.stepFinishes.map((f) => [f.step, f.body.result])).toEqual([
+    await appliedSlow("cancelled");
+    const before = (await c.state("cancelled")).state!.serial;
+    const jobId = await c.queue("cancelled", "update");
+    c.gates.hold("cancelled.refresh");
+    const { log, saw } = capture();
+    const running = run(await c.claimNext(runner), { heartbeatMs: 50, log });
+    await c.gates.held("cancelled.refresh");
+    await cancelJob(c.t.db, c.org.actor("engineer"), { jobId });
+    await vi.waitFor(() => expect(saw("cancel requested; stopping at the next step boundary")).toBe(true), { timeout: 15_000 });
+    c.gates.release("cancelled.refresh");
+    const r = await running;
+    expect(await finishes(jobId)).toEqual([
       ["init", "succeeded"],
       ["refresh", "succeeded"],
-      ["preview", "succeeded"],
     ]);
-    expect(server.stepStarts).not.toContain("apply");
+    expect(await started(jobId)).not.toContain("preview");
     expect(r.stoppedBy).toBe("cancel");
-    expect(server.attemptEnds.at(-1)).toMatchObject({ exitCode: 0, reason: "cancelled: stopped at the step boundary before apply" });
-    expect(server.state).toBeNull();
+    expect((await c.attempts(jobId)).at(-1)).toMatchObject({ exitCode: 0, reason: "cancelled: stopped at the step boundary before preview" });
+    expect((await c.job(jobId)).result).toBe("cancelled");
+    expect((await c.state("cancelled")).state!.serial).toBe(before);
   });
 
-  it("stops working on the job at the next step boundary when a heartbeat is refused (attempt replaced, runner revoked, token rotated)", async () => {
-    const message = "Nothing was done: runner r1 was revoked at 2026-12-01T08:00:00.000Z, so its job credentials no longer work. Stop working on job job_1.";
-    server.onStepStart = (step) => {
-      if (step === "preview") server.heartbeatRefusal = { status: 403, message };
-    };
-    // The preview's finish waits until a heartbeat has been refused.
-    server.onStepFinish = async (step) => {
-      while (step === "preview" && server.heartbeatsRefused === 0) await new Promise((r) => setTimeout(r, 10));
-    };
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "docs" }, connection: connection() }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot, heartbeatMs: 20 });
+  it("stops working on the job at the next step boundary when a heartbeat is refused (runner revoked)", async () => {
+    await appliedSlow("revoked");
+    const doomed = await c.newRunner("doomed", { attempts: 3, baseMs: 5, maxMs: 20 });
+    const jobId = await c.queue("revoked", "update");
+    c.gates.hold("revoked.refresh");
+    const { log, saw } = capture();
+    const running = run(await c.claimNext(doomed.client), { runner: doomed.client, heartbeatMs: 50, log });
+    await c.gates.held("revoked.refresh");
+    await revokeRunner(c.t.db, c.org.actor("admin"), { id: doomed.id });
+    await vi.waitFor(() => expect(saw("the server refused a heartbeat; stopping at the next step boundary")).toBe(true), { timeout: 15_000 });
+    c.gates.release("revoked.refresh");
+    const r = await running;
     expect(r).toMatchObject({ stoppedBy: "credential_refused", exitCode: 1 });
-    expect(r.reason).toMatch(/^stopped before apply: POST \/jobs\/[^/]+\/heartbeat answered 403: /);
-    expect(r.reason.endsWith(message)).toBe(true);
-    expect(server.stepStarts).toEqual(["init", "refresh", "preview"]);
-    expect(server.state).toBeNull();
+    expect(r.reason).toMatch(/^stopped before preview: POST \/jobs\/[^/]+\/heartbeat answered 403: /);
+    expect(r.reason).toMatch(/Nothing was done: runner doomed was revoked at .*, so its job credentials no longer work\./);
+    expect(await started(jobId)).toEqual(["init", "refresh"]);
+    expect((await c.job(jobId)).result).toBe("failed");
   });
 
   it("stops when a step start answers proceed:false", async () => {
-    server.onStepStart = (step) => (step === "refresh" ? { proceed: false } : undefined);
-    server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    const jobId = await c.queue("stopped", "refresh", { site_name: "stopped" });
+    const claim = await c.claimNext(runner);
+    // The cancel lands before the first step starts, with no heartbeat yet to bring it.
+    await cancelJob(c.t.db, c.org.actor("engineer"), { jobId });
+    const r = await run(claim, { heartbeatMs: 600_000 });
     expect(r.stoppedBy).toBe("not_proceed");
-    expect(server.stepFinishes.map((f) => f.step)).toEqual(["init"]);
-    expect(server.attemptEnds).toHaveLength(1);
+    expect(await finishes(jobId)).toEqual([]);
+    expect(await c.attempts(jobId)).toHaveLength(1);
+    expect((await c.attempts(jobId))[0]!.endedAt).not.toBeNull();
   });
 
   it("uses a renewed credential from the heartbeat for the calls after it", async () => {
-    server.renewCredential = { token: "jcr_renewed", expiresAt: new Date(Date.now() + 3600_000).toISOString() };
-    server.onStepFinish = async () => void (await new Promise((r) => setTimeout(r, 60)));
-    server.enqueue({ operation: "refresh", steps: ["init", "refresh"], variables: { site_name: "docs" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot, heartbeatMs: 20 });
-    expect(server.tokensSeen.has("Bearer jcr_renewed")).toBe(true);
+    await appliedSlow("renewed");
+    const jobId = await c.queue("renewed", "refresh");
+    const claim = await c.claimNext(runner);
+    // A credential close to its expiry, as the claim's would be after 45 minutes: the next heartbeat renews it.
+    const [attempt] = await c.attempts(jobId);
+    const [row] = await c.t.db.select().from(runnersTable).where(eq(runnersTable.id, attempt!.runnerId));
+    const short = await issueJobCredential({ jobId, orgId: c.org.orgId, attemptId: claim.attemptId, runnerTokenHash: row!.tokenHash, credentialId: attempt!.credentialId }, 600);
+    const job = runner.job(jobId, short.token);
+    const renew = vi.spyOn(job, "renewCredential");
+    c.gates.hold("renewed.refresh");
+    const { log, saw } = capture();
+    const running = run({ ...claim, credential: short }, { jobClient: job, heartbeatMs: 50, log });
+    await c.gates.held("renewed.refresh");
+    await vi.waitFor(() => expect(saw("job credential renewed")).toBe(true), { timeout: 15_000 });
+    c.gates.release("renewed.refresh");
+    expect(await running).toMatchObject({ exitCode: 0, reason: "completed" });
+    const renewed = renew.mock.calls[0]![0];
+    expect(renewed).not.toBe(short.token);
+    expect(job["transport"]["token"]).toBe(renewed);
   });
 
   it("resolves $secret references in variables and never lets the value reach an event", async () => {
-    server.secrets.set("site-title", "Top Secret Title 42");
-    server.enqueue({ operation: "update", steps: ["init", "preview", "apply"], variables: { site_name: "sec", title: "$secret/site-title" }, connection: connection() }, files);
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    await createSecret(c.t.db, c.org.actor(), { name: "SITE_TITLE", value: "Top Secret Title 42", scope: "organization" });
+    const jobId = await c.queue("sec", "update", { site_name: "sec", title: "$secret/SITE_TITLE" });
+    const r = await run(await c.claimNext(runner));
     expect(r.exitCode).toBe(0);
-    const html = await readFile(path.join(root, server.state!.outputs.site_path!.value as string, "index.html"), "utf8");
+    const html = await readFile(path.join(c.infraRoot, (await c.state("sec")).state!.outputs.site_path!.value as string, "index.html"), "utf8");
     expect(html).toContain("Top Secret Title 42");
-    expect(JSON.stringify(events())).not.toContain("Top Secret Title 42");
+    const events = await c.events(jobId);
+    expect(JSON.stringify(events)).not.toContain("Top Secret Title 42");
     // Two uploads: the executable plan (which the server encrypts) holds the value; the review rendition never does.
-    const uploads = [...server.artifacts.values()].map((b) => new TextDecoder().decode(b));
+    const uploads = (await c.artifacts(jobId)).filter((a) => a.kind === "plan" || a.kind === "plan_review").map((a) => a.text);
     expect(uploads.filter((u) => u.includes("Top Secret Title 42")).map((u) => JSON.parse(u).masked)).toEqual([undefined]);
     const review = uploads.find((u) => JSON.parse(u).masked === true)!;
     expect(JSON.parse(review).variables.title.value).toBe("(sensitive value)");
     // The planned diff the job page shows comes masked too.
-    const planned = events().filter((e) => e.type === "resource" && e.payload.phase === "planned" && e.payload.after);
+    const planned = events.filter((e) => e.type === "resource" && e.payload.phase === "planned" && e.payload.after);
     expect(planned.find((e) => e.payload.address === "local_file.index")?.payload.after).toMatchObject({ content: expect.stringContaining("(sensitive value)") });
   });
 
   it("under delete protection an update shows planned deletes as not executed and counts them as skipped", async () => {
-    server.enqueue({ operation: "update", steps: ["init", "preview", "apply"], variables: { site_name: "p" }, connection: connection() }, files);
-    await runJob(await claimNext(), { runner, workRoot });
-    const fewer = { ...files, "main.tf": files["main.tf"]!.replace(/resource "local_file" "robots" \{[\s\S]*?\n\}\n/, "") };
-    fewer["main.tf"] = fewer["main.tf"]!.replace(", local_file.robots.content_sha256", "");
-    server.events.clear();
-    server.enqueue(
-      { operation: "update", steps: ["init", "preview", "apply"], variables: { site_name: "p" }, connection: connection(), policy: { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: true } },
-      fewer,
-    );
-    const r = await runJob(await claimNext(), { runner, workRoot });
+    await c.component("guarded", "dev", "TestProtect", { pages: 2 });
+    await c.queue("guarded", "update");
+    expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
+    // One page fewer in the spec: the next update's plan deletes it, and protection keeps it.
+    await updateComponent(c.t.db, c.org.actor(), { id: c.ids.guarded!, spec: { pages: 1 } });
+    await c.componentPolicy("guarded", { protectDeletes: true });
+    const jobId = await c.queue("guarded", "update");
+    const r = await run(await c.claimNext(runner));
     expect(r.exitCode).toBe(0);
-    const planSummary = events().find((e) => e.type === "summary" && e.operation === "preview")!.payload;
+    const events = await c.events(jobId);
+    const planSummary = events.find((e) => e.type === "summary" && e.operation === "preview")!.payload;
     expect(planSummary).toMatchObject({ command: "builtin plan", remove: 0, skippedDeletes: 1 });
-    expect(events().some((e) => e.type === "log" && String(e.payload.line).includes("local_file.robots: Plan to delete (not executed)"))).toBe(true);
-    const planned = events().find((e) => e.type === "resource" && e.payload.address === "local_file.robots" && e.payload.phase === "planned")!;
-    expect(planned.payload.notExecuted).toMatchObject({ reason: "delete_protection", message: expect.stringContaining("local_file.robots is not deleted") });
+    expect(events.some((e) => e.type === "log" && String(e.payload.line).includes("local_file.page[1]: Plan to delete (not executed)"))).toBe(true);
+    const planned = events.find((e) => e.type === "resource" && e.payload.address === "local_file.page[1]" && e.payload.phase === "planned")!;
+    expect(planned.payload.notExecuted).toMatchObject({ reason: "delete_protection", message: expect.stringContaining("local_file.page[1] is not deleted") });
     // The uploaded plan is the engine's own: the delete stays in it, marked, for the reviewer to see.
-    const saved = JSON.parse(new TextDecoder().decode([...server.artifacts.values()].at(-1)));
-    expect(saved.resource_changes.find((c: { address: string }) => c.address === "local_file.robots")).toMatchObject({ action: "delete", not_executed: { reason: "delete_protection" } });
-    expect(server.state!.resources.some((x) => x.type === "local_file" && x.name === "robots")).toBe(true);
+    const saved = JSON.parse((await c.artifacts(jobId)).filter((a) => a.kind === "plan").at(-1)!.text);
+    expect(saved.resource_changes.find((ch: { address: string }) => ch.address === "local_file.page[1]")).toMatchObject({ action: "delete", not_executed: { reason: "delete_protection" } });
+    expect((await c.state("guarded")).state!.resources.find((x) => x.type === "local_file" && x.name === "page")!.instances).toHaveLength(2);
   });
 });

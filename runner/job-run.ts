@@ -85,7 +85,10 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         log.info("job credential renewed", { expiresAt: hb.credential.expiresAt });
       }
     } catch (err) {
-      if (err instanceof HttpError && [401, 403, 409].includes(err.status)) refused ??= err.message;
+      if (err instanceof HttpError && [401, 403, 409].includes(err.status)) {
+        if (!refused) log.warn("the server refused a heartbeat; stopping at the next step boundary", { error: err.message });
+        refused ??= err.message;
+      }
       else log.warn("heartbeat failed", { error: String(err) });
     }
   };
@@ -148,6 +151,15 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       }
       if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
       await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
+      // A refused credential refuses the finish too: the step's work is done, and nothing more is sent for it.
+      if (refused) {
+        const next = input.steps[input.steps.indexOf(step) + 1];
+        result.stoppedBy = "credential_refused";
+        result.exitCode = 1;
+        result.reason = next ? `stopped before ${next}: ${refused}` : `stopped after ${step}: ${refused}`;
+        log.error("the server refused this job's credential; stopping work on the job", { error: refused });
+        break;
+      }
       const finish = await job.finishStep(step, {
         attemptId,
         result: outcome.ok ? "succeeded" : "failed",
@@ -163,8 +175,10 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         break;
       }
       if (finish.next === "stop" && step !== input.steps.at(-1)) {
-        result.stoppedBy = "server_stop";
-        result.reason = `stopped after ${step} as the server asked`;
+        // A cancel the heartbeat brought is why the server says stop: say it is a cancel.
+        const next = input.steps[input.steps.indexOf(step) + 1];
+        result.stoppedBy = cancelRequested ? "cancel" : "server_stop";
+        result.reason = cancelRequested ? `cancelled: stopped at the step boundary before ${next}` : `stopped after ${step} as the server asked`;
         break;
       }
     }

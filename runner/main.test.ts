@@ -1,70 +1,63 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StandInServer } from "./test/stand-in-server";
-import { moduleFiles, tempDir } from "./test/helpers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { startRunnerConsole, type RunnerConsole } from "./test/console";
+import { tempDir } from "./test/helpers";
 
 const MAIN = path.resolve(import.meta.dirname, "main.ts");
 
-async function until(cond: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-// The real runner process against a STAND-IN for the server's runner routes.
+// The real runner process against the built console.
 describe("runner process", () => {
-  let server: StandInServer;
-  beforeEach(async () => void (server = await new StandInServer().start()));
-  afterEach(() => server.stop());
+  let c: RunnerConsole;
+  beforeAll(async () => {
+    c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "60" } });
+    await c.registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  }, 240_000);
+  afterAll(() => c?.close());
 
-  it("claims and runs jobs, logs structured lines on stderr, and stops cleanly on SIGTERM after the in-flight step", async () => {
-    const root = await tempDir("planton-root-");
-    const files = await moduleFiles("static-site");
-    const connection = { name: "laptop", provider: "local", mode: "stored" as const, config: { root } };
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "one" }, connection }, files);
-    server.enqueue({ operation: "preview", steps: ["init", "refresh", "preview"], variables: { site_name: "two" }, connection, component: { id: "cmp_two", name: "two", kind: "StaticSite", environment: "dev" } }, files);
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--url", server.url, "--capacity", "2", "--work-dir", await tempDir(), "--name", "test-runner", "--grace-seconds", "10"], {
-      env: { ...process.env, PLANTON_RUNNER_TOKEN: "rnr_test" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+  const spawnRunner = (args: string[], env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--url", c.server.url, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    await until(() => server.attemptEnds.length === 2);
-    expect(server.attemptEnds.map((a) => a.exitCode)).toEqual([0, 0]);
-    expect(server.tokensSeen.has("Bearer rnr_test")).toBe(true);
+    return { child, exited, stderr: () => stderr };
+  };
+  const status = async (id: string) => (await c.job(id)).status;
 
-    // A third job is in its refresh step when SIGTERM arrives: the step finishes, nothing else starts.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    server.onStepFinish = async (step) => {
-      if (step === "refresh") await held;
-    };
-    const starts = server.stepStarts.length;
-    server.enqueue({ operation: "update", steps: ["init", "refresh", "preview", "apply"], variables: { site_name: "three" }, connection }, files);
-    await until(() => server.stepStarts.length === starts + 2);
-    child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 200));
-    release();
-    expect(await exited).toBe(0);
-    expect(server.stepStarts.slice(starts)).toEqual(["init", "refresh"]);
-    expect(server.attemptEnds.at(-1)).toMatchObject({ exitCode: 143, reason: "runner stopping: ended before preview" });
-    const lines = stderr.trim().split("\n").map((l) => JSON.parse(l) as { msg: string; runner?: string });
+  it("claims and runs jobs, logs structured lines on stderr, and stops cleanly on SIGTERM after the in-flight step", async () => {
+    const { id: runnerId, token } = await c.newRunner("test-runner");
+    const one = await c.queue("one", "update", { site_name: "one" });
+    const two = await c.queue("two", "preview", { site_name: "two" });
+    await c.component("held", "dev", "TestSlow", { name: "held" });
+    const held = await c.queue("held", "update");
+    const runner = spawnRunner(["--capacity", "2", "--work-dir", await tempDir(), "--name", "test-runner", "--grace-seconds", "10"], { ...c.gates.env, PLANTON_RUNNER_TOKEN: token });
+    // A job completes with its last step; its attempt ends just after.
+    const ended = async () => (await Promise.all([one, two, held].map((id) => c.attempts(id)))).map((a) => a.map((x) => [x.runnerId, x.exitCode]));
+    await expect.poll(ended, { timeout: 60_000 }).toEqual([[[runnerId, 0]], [[runnerId, 0]], [[runnerId, 0]]]);
+    expect(await Promise.all([one, two, held].map(status))).toEqual(["completed", "completed", "completed"]);
+
+    // A fourth job is in its refresh step when SIGTERM arrives: the step finishes, nothing else starts.
+    c.gates.hold("held.refresh");
+    const third = await c.queue("held", "update");
+    await c.gates.held("held.refresh");
+    runner.child.kill("SIGTERM");
+    await vi.waitFor(() => expect(runner.stderr()).toContain('"msg":"signal received"'), { timeout: 15_000 });
+    c.gates.release("held.refresh");
+    expect(await runner.exited).toBe(0);
+    expect((await c.steps(third)).filter((s) => s.startedAt).map((s) => [s.step, s.result])).toEqual([
+      ["init", "succeeded"],
+      ["refresh", "succeeded"],
+    ]);
+    expect((await c.attempts(third)).at(-1)).toMatchObject({ exitCode: 143, reason: "runner stopping: ended before preview" });
+    const lines = runner.stderr().trim().split("\n").map((l) => JSON.parse(l) as { msg: string; runner?: string });
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["runner started", "job claimed", "step finished", "attempt ended", "signal received", "runner stopped"]));
     expect(lines.find((l) => l.msg === "job claimed")!.runner).toBe("test-runner");
   });
 
   it("exits with a clear message when the server refuses the token", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--url", server.url, "--token", "rnr_bad"], { stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    // The stand-in answers 401 to rnr_bad.
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-    expect(code).toBe(1);
-    expect(stderr).toContain("refused the runner token (401): this runner token is not known.");
-    expect(stderr).not.toContain("runner started");
+    const runner = spawnRunner(["--token", "rnr_bad"]);
+    expect(await runner.exited).toBe(1);
+    expect(runner.stderr()).toContain("refused the runner token (401): this runner token is not known (it may have been rotated, or the runner removed).");
+    expect(runner.stderr()).not.toContain("runner started");
   });
 });

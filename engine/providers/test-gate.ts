@@ -35,6 +35,15 @@ function whenGone(file: string): Promise<void> {
   });
 }
 
+/** Holds while the test has gate `name` armed, with its waiting marker written meanwhile. */
+async function holdWhileArmed(dir: string, name: string): Promise<void> {
+  const files = gateFiles(dir, name);
+  if (!existsSync(files.hold)) return;
+  writeFileSync(files.waiting, new Date().toISOString());
+  await whenGone(files.hold);
+  rmSync(files.waiting, { force: true });
+}
+
 /**
  * Test-only: `plantontest_gate` passes at once unless the test armed it, and then holds its create
  * until the test releases it, so a test can act while an apply is in flight without waiting on a clock. Registered only when the runner is given a
@@ -44,18 +53,15 @@ export function createTestGateProvider(dir: string): Provider {
   return {
     schema: () => SCHEMA,
     configure: async () => {},
-    read: async ({ state }) => ({ state }),
+    // Armed as `<name>.refresh`, the gate also holds a refresh that reads it, so a test can act mid-step with steps still to come.
+    read: async ({ state }) => {
+      await holdWhileArmed(dir, `${String(state.name)}.refresh`);
+      return { state };
+    },
     plan: async ({ prior, config }) => planFromSchema(SCHEMA.resources.plantontest_gate!, prior, config),
     apply: async ({ prior, planned }) => {
       if (!planned) return { state: null };
-      if (!prior) {
-        const files = gateFiles(dir, String(planned.name));
-        if (existsSync(files.hold)) {
-          writeFileSync(files.waiting, new Date().toISOString());
-          await whenGone(files.hold);
-          rmSync(files.waiting, { force: true });
-        }
-      }
+      if (!prior) await holdWhileArmed(dir, String(planned.name));
       return { state: { ...planned, id: String(planned.name) } };
     },
     importState: async ({ id }) => ({ state: { name: id, id } }),

@@ -1,12 +1,12 @@
 import { access, chmod, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JobClient } from "../client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobClient, type RunnerClient } from "../client";
 import type { EventDraft } from "../events";
 import { silentLogger } from "../log";
 import { Redactor } from "../redact";
 import { RemoteStateBackend } from "../remote-state";
-import { StandInServer } from "../test/stand-in-server";
+import { startRunnerConsole, type RunnerConsole } from "../test/console";
 import { tempDir } from "../test/helpers";
 import { StateLockedError } from "../../engine/index";
 import type { StepContext } from "./adapter";
@@ -48,6 +48,25 @@ async function ctxWithPath(pathDirs: string[], overrides: Partial<StepContext> =
   };
 }
 
+// Adapters that upload plans or keep state talk to the built console, with a job claimed for real.
+let c: RunnerConsole;
+let runner: RunnerClient;
+let claims = 0;
+beforeAll(async () => {
+  c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "300" } });
+  runner = (await c.newRunner("engines")).client;
+}, 240_000);
+afterAll(() => c?.close());
+
+/** A job claimed on a fresh component, and a client holding its credential. */
+async function claimedJob(): Promise<{ jobId: string; component: string; job: JobClient }> {
+  const component = `engines-${++claims}`;
+  const jobId = await c.queue(component, "update");
+  const claim = await c.claimNext(runner);
+  expect(claim.job.id).toBe(jobId);
+  return { jobId, component, job: runner.job(jobId, claim.credential.token) };
+}
+
 describe("CLI engines when the binary is missing", () => {
   it("tofu: init fails naming the missing binary and how to install it", async () => {
     const ctx = await ctxWithPath([await tempDir()]);
@@ -79,29 +98,21 @@ describe("tofu adapter with a stand-in `tofu` on PATH", () => {
     const script = `#!/bin/sh\nfor a in "$@"; do case "$a" in -out=*) printf 'PLANBYTES' > "\${a#-out=}";; esac; done\ncat <<'EOF'\n${samples.join("\n")}\nEOF\n`;
     await writeFile(path.join(bin, "tofu"), script);
     await chmod(path.join(bin, "tofu"), 0o755);
-    const server = await new StandInServer().start();
-    try {
-      const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "preview" });
-      ctx.job = new JobClient(server.url, "job_1", "jcr_x");
-      const r = await new TofuAdapter("tofu").preview(ctx);
-      expect(r).toMatchObject({ ok: true, plan: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/), summary: { command: "tofu plan", add: 1, change: 0, remove: 0 } } });
-      expect(new TextDecoder().decode([...server.artifacts.values()][0])).toBe("PLANBYTES");
-      expect(ctx.events[0]!.payload.line).toMatch(/\$ tofu plan -json -input=false -out=.*plan\.tfplan/);
-      expect(ctx.events.filter((e) => e.type !== "log")).toEqual([
-        { type: "resource", payload: { address: "null_resource.a", type: "null_resource", action: "create", phase: "planned", message: "null_resource.a: Plan to create" } },
-        { type: "summary", payload: { command: "tofu plan", operation: "plan", add: 1, change: 0, remove: 0 } },
-      ]);
-    } finally {
-      await server.stop();
-    }
+    const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "preview" });
+    const claimed = await claimedJob();
+    ctx.job = claimed.job;
+    const r = await new TofuAdapter("tofu").preview(ctx);
+    expect(r).toMatchObject({ ok: true, plan: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/), summary: { command: "tofu plan", add: 1, change: 0, remove: 0 } } });
+    expect((await c.artifacts(claimed.jobId)).find((a) => a.kind === "plan")!.text).toBe("PLANBYTES");
+    expect(ctx.events[0]!.payload.line).toMatch(/\$ tofu plan -json -input=false -out=.*plan\.tfplan/);
+    expect(ctx.events.filter((e) => e.type !== "log")).toEqual([
+      { type: "resource", payload: { address: "null_resource.a", type: "null_resource", action: "create", phase: "planned", message: "null_resource.a: Plan to create" } },
+      { type: "summary", payload: { command: "tofu plan", operation: "plan", add: 1, change: 0, remove: 0 } },
+    ]);
   });
 });
 
 describe("delete protection on engines that cannot leave a change out", () => {
-  let server: StandInServer;
-  beforeEach(async () => void (server = await new StandInServer().start()));
-  afterEach(() => server.stop());
-
   const protectedPolicy = { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: true };
   const exists = (p: string) => access(p).then(() => true, () => false);
 
@@ -118,7 +129,7 @@ describe("delete protection on engines that cannot leave a change out", () => {
   async function protectedApply(bin: string, policy = protectedPolicy) {
     const ctx = await ctxWithPath([bin, "/usr/bin", "/bin"], { step: "apply" });
     ctx.input = { ...ctx.input, policy };
-    ctx.job = new JobClient(server.url, "job_1", "jcr_x");
+    ctx.job = (await claimedJob()).job;
     ctx.plan = await ctx.job.uploadArtifact("plan", "plan.tfplan", new TextEncoder().encode("PLANBYTES"));
     return { ctx, result: await new TofuAdapter("tofu").apply(ctx) };
   }
@@ -180,17 +191,13 @@ describe("pulumi output reader", () => {
   });
 });
 
-describe("remote state backend (against a stand-in for the state routes)", () => {
-  let server: StandInServer;
-  beforeEach(async () => void (server = await new StandInServer().start()));
-  afterEach(() => server.stop());
-
-  it("locks, reads, writes under the lock id, and turns a 409 into engine's StateLockedError", async () => {
-    const job = new JobClient(server.url, "job_1", "jcr_x");
+describe("remote state backend (against the real server's state routes)", () => {
+  it("locks, reads, writes under the lock id, and turns a refused lock into engine's StateLockedError", async () => {
+    const { job, component } = await claimedJob();
     const a = new RemoteStateBackend(job, { path: "cmp_1/planton-managed", who: "runner-a" });
     const b = new RemoteStateBackend(job, { path: "cmp_1/planton-managed", who: "runner-b" });
     const lock = await a.lock({ Operation: "OperationTypeApply" });
-    expect(server.lock).toMatchObject({ Operation: "OperationTypeApply", Who: "runner-a", Path: "cmp_1/planton-managed" });
+    expect((await c.state(component)).lock).toMatchObject({ Operation: "OperationTypeApply", Who: "runner-a", Path: "cmp_1/planton-managed" });
     const err = await b.lock({ Operation: "OperationTypePlan" }).catch((e) => e);
     expect(err).toBeInstanceOf(StateLockedError);
     expect(err.message).toMatch(/^Error acquiring the state lock/);
@@ -198,10 +205,10 @@ describe("remote state backend (against a stand-in for the state routes)", () =>
     expect(await a.get()).toBeNull();
     const state = { version: 4 as const, terraform_version: "1.8.0", serial: 1, lineage: "l-1", outputs: {}, resources: [], check_results: null };
     await a.put(state);
-    expect(server.calls.at(-1)!.route).toBe(`/jobs/job_1/state`);
+    expect((await c.state(component)).state).toEqual(state);
     expect(await a.get()).toEqual(state);
     await expect(b.put(state)).rejects.toThrow(/does not hold the state lock/);
     await a.unlock(lock.ID);
-    expect(server.lock).toBeNull();
+    expect((await c.state(component)).lock).toBeNull();
   });
 });
