@@ -2,6 +2,7 @@
 // with the builtin engine, a seeded organization whose local connection writes under a temp folder,
 // and an engineer's typed client. One suite, one stack; `close()` takes it all down.
 import { spawn, type ChildProcess } from "node:child_process";
+import { vi } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -113,13 +114,16 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids[componentName], ...toggles });
     },
     run: (component, operation, extra = {}) => api.jobs.create.mutate({ org: org.slug, componentId: ids[component], operation: operation as "preview", ...extra }),
-    async waitFor(id, done) {
-      for (;;) {
-        const job = await api.jobs.get.query({ org: org.slug, id });
-        if (done(job)) return job;
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    },
+    waitFor: (id, done) =>
+      vi.waitFor(
+        async () => {
+          const job = await api.jobs.get.query({ org: org.slug, id });
+          if (!done(job)) throw new Error(`job ${id} is ${job.status}/${job.result}, still waiting`);
+          return job;
+        },
+        // Within the suites' 120-second test timeout, so a job that never gets there fails with its last state.
+        { timeout: 110_000, interval: 150 },
+      ),
     finished: (id) => stack.waitFor(id, (j) => j.status === "completed"),
     events: async (jobId) => (await api.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 })) as ProgressEvent[],
     async close() {
