@@ -74,7 +74,18 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
 }
 
 /** Long-poll: claims at once when it can, else waits for NOTIFY job_queued (or a slow re-check) up to `waitSeconds`. */
-export async function claimJobWaiting(handle: DatabaseHandle, runner: RunnerRow, opts: { waitSeconds: number; signal?: AbortSignal }): Promise<ClaimResponse | null> {
+export async function claimJobWaiting(
+  handle: DatabaseHandle,
+  runner: RunnerRow,
+  opts: {
+    waitSeconds: number;
+    signal?: AbortSignal;
+    /** How often it re-checks without a NOTIFY (a missed one must not strand work). */
+    recheckMs?: number;
+    /** Called each time it starts waiting with nothing to claim. */
+    onIdle?: () => void;
+  },
+): Promise<ClaimResponse | null> {
   const deadline = Date.now() + opts.waitSeconds * 1000;
   let wake: (() => void) | null = null;
   let poked = false;
@@ -92,10 +103,13 @@ export async function claimJobWaiting(handle: DatabaseHandle, runner: RunnerRow,
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted) return null;
       if (poked) continue;
+      let recheck: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        setTimeout(resolve, Math.min(left, 5000));
+        recheck = setTimeout(resolve, Math.min(left, opts.recheckMs ?? 5000));
+        opts.onIdle?.();
       });
+      clearTimeout(recheck);
       wake = null;
     }
   } finally {
