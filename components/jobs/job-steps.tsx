@@ -3,7 +3,7 @@ import { Fragment, useState } from "react";
 import dynamic from "next/dynamic";
 import { ChevronRight } from "lucide-react";
 import { NOT_EXECUTED } from "@/lib/delete-protection";
-import type { ProgressEvent, ResourcePayload, SummaryPayload } from "@/lib/runner-protocol";
+import type { JobResult, JobStatus, ProgressEvent, ResourcePayload, StepName, SummaryPayload } from "@/lib/runner-protocol";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { summaryWords } from "@/lib/summary-words";
 import { cn } from "@/components/ui/cn";
@@ -13,21 +13,21 @@ import { actionLook, elapsed, StepIndicator, stepState } from "./job-ui";
 
 const LogPane = dynamic(() => import("./log-pane").then((m) => m.LogPane), { ssr: false, loading: () => <LoadingState label="Opening the log…" /> });
 
-const STEP_LABEL: Record<string, string> = { init: "Initialize", refresh: "Refresh", preview: "Preview", apply: "Apply", destroy: "Destroy", import: "Import" };
+const STEP_LABEL: Record<StepName, string> = { init: "Initialize", refresh: "Refresh", preview: "Preview", apply: "Apply", destroy: "Destroy", import: "Import" };
 
 export interface StepView {
   id: string;
-  step: string;
+  step: StepName;
   ordinal: number;
-  status: string;
-  result: string;
+  status: JobStatus;
+  result: JobResult;
   reason: string | null;
   startedAt: Date | string | null;
   endedAt: Date | string | null;
 }
 
 /** The job's steps, each with its live indicator and duration; a step expands to its log, resource changes and summary. */
-export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps: StepView[]; jobStatus: string; store: JobEventStore; now: number; defaultOpen?: string }) {
+export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps: StepView[]; jobStatus: JobStatus; store: JobEventStore; now: number; defaultOpen?: string }) {
   const [open, setOpen] = useState<Set<string>>(() => new Set(defaultOpen ? [defaultOpen] : []));
   const firstQueued = steps.find((s) => s.status === "queued");
   const toggle = (step: string) =>
@@ -55,7 +55,7 @@ export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps:
             >
               <ChevronRight className={cn("h-4 w-4 text-slate-400 transition-transform", expanded && "rotate-90")} aria-hidden />
               <StepIndicator state={state} />
-              <span className="w-28 font-medium text-slate-900">{STEP_LABEL[s.step] ?? s.step}</span>
+              <span className="w-28 font-medium text-slate-900">{STEP_LABEL[s.step]}</span>
               <span className={cn("w-36 text-sm", stateColor(state))} data-testid={`step-state-${s.step}`}>
                 {state[0].toUpperCase() + state.slice(1)}
               </span>
@@ -97,8 +97,8 @@ function stateColor(state: string) {
 interface ResourceRow {
   address: string;
   type: string;
-  action: string;
-  phase: string;
+  action: ResourcePayload["action"];
+  phase: ResourcePayload["phase"];
   message?: string;
   before?: unknown;
   after?: unknown;
@@ -138,7 +138,7 @@ function countByAction(rows: ResourceRow[]) {
   return counts;
 }
 
-const PHASE_LABEL: Record<string, string> = { planned: "planned", drift: "drift found", start: "in progress", progress: "in progress", complete: "done", errored: "errored" };
+const PHASE_LABEL: Record<ResourcePayload["phase"], string> = { planned: "planned", drift: "drift found", start: "in progress", progress: "in progress", complete: "done", errored: "errored" };
 
 function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: ReturnType<typeof countByAction> }) {
   const [diff, setDiff] = useState<string | null>(null);
@@ -183,7 +183,7 @@ function ResourceChanges({ rows, counts }: { rows: ResourceRow[]; counts: Return
                 <td className="px-3 py-1.5 font-mono text-xs">{r.address}</td>
                 <td className="px-3 py-1.5 font-mono text-xs text-slate-600">{r.type}</td>
                 <td className={cn("px-3 py-1.5 text-xs", r.phase === "errored" ? "text-rose-700" : r.phase === "complete" ? "text-emerald-700" : "text-slate-600")}>
-                  {PHASE_LABEL[r.phase] ?? r.phase}
+                  {PHASE_LABEL[r.phase]}
                   {r.message && <span className="text-slate-500"> · {r.message}</span>}
                   {r.notExecuted && <span className="mt-0.5 block text-amber-800">{r.notExecuted.message}</span>}
                 </td>

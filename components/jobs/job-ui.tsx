@@ -4,7 +4,7 @@
 import { useEffect, useState } from "react";
 import { Ban, CheckCircle2, Circle, CircleDashed, Hand, Loader2, MinusCircle, XCircle } from "lucide-react";
 import { glyphOf, type ResourceAction } from "@/lib/display";
-import type { JobOperationKind } from "@/lib/runner-protocol";
+import type { JobOperationKind, JobResult, JobStatus } from "@/lib/runner-protocol";
 import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { cn } from "@/components/ui/cn";
 import { duration } from "@/components/ui/time";
@@ -20,23 +20,23 @@ export const OPERATION_INFO: Record<JobOperationKind, { label: string; descripti
 export const OPERATION_ORDER: JobOperationKind[] = ["preview", "update", "refresh", "destroy_preview", "destroy", "import"];
 export const operationLabel = (op: string) => OPERATION_INFO[op as JobOperationKind]?.label ?? op;
 
-export const STATUS_LABEL: Record<string, string> = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval", completed: "Completed" };
-const STATUS_TONE: Record<string, BadgeTone> = { queued: "gray", running: "blue", awaiting_approval: "yellow", completed: "gray" };
-const RESULT_TONE: Record<string, BadgeTone> = { succeeded: "green", failed: "red", cancelled: "gray", skipped: "gray", tbd: "gray" };
+export const STATUS_LABEL: Record<JobStatus, string> = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval", completed: "Completed" };
+const STATUS_TONE: Record<JobStatus, BadgeTone> = { queued: "gray", running: "blue", awaiting_approval: "yellow", completed: "gray" };
+const RESULT_TONE: Record<JobResult, BadgeTone> = { succeeded: "green", failed: "red", cancelled: "gray", skipped: "gray", tbd: "gray" };
 
-export function StatusBadge({ status }: { status: string }) {
+export function StatusBadge({ status }: { status: JobStatus }) {
   return (
-    <Badge tone={STATUS_TONE[status] ?? "gray"}>
+    <Badge tone={STATUS_TONE[status]}>
       {status === "running" && <Loader2 className="h-3 w-3 animate-spin" aria-hidden />}
       {status === "awaiting_approval" && <Hand className="h-3 w-3" aria-hidden />}
-      {STATUS_LABEL[status] ?? status}
+      {STATUS_LABEL[status]}
     </Badge>
   );
 }
 
-export function ResultBadge({ result }: { result: string }) {
+export function ResultBadge({ result }: { result: JobResult }) {
   if (result === "tbd") return <span className="text-xs text-slate-400">—</span>;
-  return <Badge tone={RESULT_TONE[result] ?? "gray"}>{result[0].toUpperCase() + result.slice(1)}</Badge>;
+  return <Badge tone={RESULT_TONE[result]}>{result[0].toUpperCase() + result.slice(1)}</Badge>;
 }
 
 /** The one word a step's two axes come to: queued, running, succeeded, failed, skipped, cancelled, awaiting approval. */

@@ -6,14 +6,15 @@ import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { useOrg } from "@/components/shell/org-context";
 import type { JobActions } from "@/lib/job-actions";
+import type { JobResult, JobStatus } from "@/lib/runner-protocol";
 import { ApproveButton } from "./approve-dialog";
 import { elapsed, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
 
 export interface JobSummary {
   id: string;
   operation: string;
-  status: string;
-  result: string;
+  status: JobStatus;
+  result: JobResult;
   versionMessage: string;
   componentId: string;
   componentName: string;
