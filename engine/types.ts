@@ -43,16 +43,8 @@ export interface StateInstance {
 
 // ---------------------------------------------------------------- locking
 
-/** OpenTofu's lock info, field for field. */
-export interface LockInfo {
-  ID: string;
-  Path: string;
-  Operation: string;
-  Who: string;
-  Version: string;
-  Created: string;
-  Info: string;
-}
+import type { LockInfo } from "../lib/state-lock";
+export type { LockInfo };
 
 /** Where a component's state lives. The server implements the same interface against Postgres. */
 export interface StateBackend {

@@ -191,6 +191,9 @@ export const stepFinishRequest = z.object({
   /** For preview steps: the saved plan artifact and its checksum. */
   plan: z.object({ artifactId: z.string(), sha256: z.string(), summary: z.record(z.string(), z.unknown()) }).optional(),
 });
+/** A step's saved plan as the job keeps it: the artifact, its checksum, and the counts the step reported. */
+export type StepPlanRef = NonNullable<z.infer<typeof stepFinishRequest>["plan"]>;
+
 /** What the runner does next: run the following step, stop (job paused for approval, cancelled, or done). */
 export interface StepFinishResponse {
   next: "continue" | "stop";

@@ -3,7 +3,6 @@ import { useState } from "react";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { AlertTriangle, ChevronRight, Radio, WifiOff } from "lucide-react";
-import type { PreflightReport } from "@/server/services/jobs/preflight";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge, envTone } from "@/components/ui/badge";
@@ -34,7 +33,7 @@ export function JobDetail({ id }: { id: string }) {
   if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
 
   const mod = moduleOf(j.preflight);
-  const preflight = j.preflight as PreflightReport;
+  const preflight = j.preflight;
   const failed = j.steps.find((s) => s.result === "failed");
   const failedStep = failed?.step;
   // A step's error is shown with that step (opened below); the banner names the step instead of saying it again.
@@ -141,7 +140,7 @@ export function JobDetail({ id }: { id: string }) {
           </div>
         </Card>
 
-        <Outputs outputs={j.outputs as Record<string, { value: unknown; sensitive: boolean }> | null} completed={j.status === "completed"} />
+        <Outputs outputs={j.outputs} completed={j.status === "completed"} />
 
         {j.approvals.length > 0 && (
           <Card title="Approvals">

@@ -1,6 +1,6 @@
 "use client";
 import { CheckCircle2, XCircle } from "lucide-react";
-import type { PreflightReport } from "@/server/services/jobs/preflight";
+import type { PreflightReport } from "@/lib/preflight";
 import { cn } from "@/components/ui/cn";
 
 const ESSENTIAL_LABEL: Record<string, string> = { module: "IaC module", credentials: "Provider credentials", backend: "State backend", flow_control: "Flow control", secrets: "Secrets" };

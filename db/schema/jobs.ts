@@ -1,7 +1,13 @@
 // Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
 // attempts; and the Planton-managed state of each component.
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import type { JobOperationKind, JobResult, JobStatus, StepName } from "../../lib/runner-protocol";
+import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
+import type { PreflightReport } from "../../lib/preflight";
+import type { JobOperationKind, JobResult, JobStatus, OutputsPayload, StepName, StepPlanRef } from "../../lib/runner-protocol";
+import type { LockInfo } from "../../lib/state-lock";
+
+/** The flow-control policy a job was made under, and which policy it came from. */
+export type JobPolicy = PolicyToggles & { selector: PolicySelector; target: string };
 import { createdAt, ts, updatedAt } from "./common";
 import { infraComponents } from "./components";
 import { organizations } from "./organizations";
@@ -23,16 +29,16 @@ export const infraJobs = pgTable(
     createdByLabel: text("created_by_label").notNull().default("system"),
     rerunOf: text("rerun_of"),
     /** The four essentials and the authorization check, as `PreflightReport`. */
-    preflight: jsonb("preflight").notNull(),
+    preflight: jsonb("preflight").$type<PreflightReport>().notNull(),
     /** `IacInput` of lib/runner-protocol.ts, minus what a claim adds; null when preflight failed before it could be built. */
     iacInput: jsonb("iac_input"),
     moduleSha256: text("module_sha256"),
     backendId: text("backend_id"),
-    policy: jsonb("policy"),
+    policy: jsonb("policy").$type<JobPolicy>(),
     /** For import jobs: `{address, id}`. */
     importTarget: jsonb("import_target"),
     /** Sensitive values only as `$secret/…` references. */
-    outputs: jsonb("outputs"),
+    outputs: jsonb("outputs").$type<OutputsPayload["outputs"]>(),
     /** The last progress event's seq: appends take the row lock, so seqs stay gap-free. */
     eventSeq: integer("event_seq").notNull().default(0),
     cancelRequestedAt: ts("cancel_requested_at"),
@@ -66,7 +72,7 @@ export const jobOperations = pgTable(
     result: text("result").$type<JobResult>().notNull(),
     reason: text("reason"),
     /** For a preview: `{artifactId, sha256, summary}` of the saved plan. */
-    plan: jsonb("plan"),
+    plan: jsonb("plan").$type<StepPlanRef>(),
     /** Pause after this step succeeds (pause_before_apply on a preview). */
     pauseAfter: integer("pause_after").notNull().default(0),
     startedAt: ts("started_at"),
@@ -154,7 +160,7 @@ export const stateObjects = pgTable("state_objects", {
   checksum: text("checksum"),
   state: jsonb("state"),
   /** OpenTofu lock info (ID, Path, Operation, Who, Version, Created, Info); null when unlocked. */
-  lockInfo: jsonb("lock_info"),
+  lockInfo: jsonb("lock_info").$type<LockInfo>(),
   lockedByJob: text("locked_by_job"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),

@@ -1,6 +1,7 @@
 // The shapes the public REST API (/api/v1) answers with, as a script sees them (dates as ISO strings).
 import type { ArtifactKind } from "../artifacts";
 import type { NotExecuted } from "../delete-protection";
+import type { PreflightCheck, PreflightReport } from "../preflight";
 import type { JobActions } from "../job-actions";
 import type { JobOperationKind, JobResult, JobStatus, ProgressEvent, StepName } from "../runner-protocol";
 
@@ -68,19 +69,7 @@ export interface InfraJob extends InfraJobSummary {
 /** Created and rerun jobs answer with the job's row (no steps). */
 export type CreatedJob = Omit<InfraJob, "steps" | "attempts" | "approvals" | "artifacts" | "componentName" | "kind" | "environment" | "hasIacInput" | "actions">;
 
-export interface PreflightCheck {
-  essential: "module" | "credentials" | "backend" | "flow_control" | "secrets";
-  passed: boolean;
-  resolvedTo: string | null;
-  errors: string[];
-  visited: string[];
-}
-
-export interface PreflightReport {
-  passed: boolean;
-  checks: PreflightCheck[];
-  reason: string | null;
-}
+export type { PreflightCheck, PreflightReport };
 
 export interface PreflightResult {
   kind: string;

@@ -14,26 +14,9 @@ import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
 import { secretUses, variableUses } from "../settings/secret-access";
+import type { Essential, PreflightCheck, PreflightReport } from "@/lib/preflight";
 
-export type Essential = "module" | "credentials" | "backend" | "flow_control" | "secrets";
-
-export interface PreflightCheck {
-  essential: Essential;
-  passed: boolean;
-  /** What it resolved to, in words (`static-site@1.0.0 (builtin, platform registry)`), or null. */
-  resolvedTo: string | null;
-  /** Each names what is missing and the fix. */
-  errors: string[];
-  /** The places looked at, most specific first, and what was found there. */
-  visited: string[];
-}
-
-export interface PreflightReport {
-  passed: boolean;
-  checks: PreflightCheck[];
-  /** The first error, the job's reason when preflight fails. */
-  reason: string | null;
-}
+export type { Essential, PreflightCheck, PreflightReport };
 
 type ModuleRow = typeof iacModules.$inferSelect;
 type ConnectionRow = typeof connections.$inferSelect;

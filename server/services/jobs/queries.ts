@@ -163,7 +163,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
   const steps = await db.select().from(jobOperations).where(eq(jobOperations.jobId, id)).orderBy(asc(jobOperations.ordinal));
   const preview = steps.find((s) => s.plan);
   if (!preview) throw notFound(`A saved plan for job ${id}`, "Only a job whose preview step succeeded has one; run a preview or update job.");
-  const ref = preview.plan as { artifactId: string; sha256: string; summary?: Record<string, unknown> };
+  const ref = preview.plan!;
   const [art] = await db.select().from(artifacts).where(and(eq(artifacts.id, ref.artifactId), eq(artifacts.jobId, id)));
   if (!art) throw notFound(`Plan artifact ${ref.artifactId}`, "The plan was not stored; run the preview again.");
   const bytes = artifactBytes(art);

@@ -29,7 +29,7 @@ export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof 
       const steps = await stepsOf(tx, job.id);
       const next = steps.find((s) => s.status === "queued");
       const reviewed = [...steps].reverse().find((s) => s.status === "completed" && s.result === "succeeded" && s.plan);
-      const plan = job.startedAt && reviewed ? (reviewed.plan as { artifactId: string; sha256: string }) : null;
+      const plan = job.startedAt && reviewed ? reviewed.plan : null;
       if (plan) {
         if (!input.expectedChecksum) {
           throw new PlantonError("PRECONDITION_FAILED", `Nothing was approved: send the checksum of the plan you reviewed (sha256 ${plan.sha256}) so the apply runs exactly that plan.`, "expectedChecksum");

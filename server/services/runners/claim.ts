@@ -60,10 +60,7 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     // Resuming after an approval: hand over the reviewed plan, so apply runs exactly that plan.
     const [approval] = await tx.select().from(approvals).where(eq(approvals.jobId, row.id)).orderBy(sql`${approvals.pauseOrdinal} desc`).limit(1);
     const planStep = [...steps].reverse().find((s) => s.plan && s.result === "succeeded");
-    if (approval?.planSha256 && planStep) {
-      const plan = planStep.plan as { artifactId: string; sha256: string };
-      input.approvedPlan = { artifactId: plan.artifactId, sha256: approval.planSha256 };
-    }
+    if (approval?.planSha256 && planStep?.plan) input.approvedPlan = { artifactId: planStep.plan.artifactId, sha256: approval.planSha256 };
     return {
       job: { id: row.id, operation: input.operation },
       attemptId,

@@ -5,8 +5,7 @@ import { eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { formatLockError } from "@/engine/state/backend";
-import type { LockInfo } from "@/engine/types";
+import { formatLockError, type LockInfo } from "@/lib/state-lock";
 import { conflict, PlantonError } from "../../errors";
 import { lockLiveJob, type JobAccess } from "./job-access";
 
@@ -42,7 +41,7 @@ async function stateRowFor(tx: Queryable, access: JobAccess) {
 export async function lockState(db: Database, access: JobAccess, info: Partial<LockInfo> & { Operation?: string }): Promise<LockResult> {
   return db.transaction(async (tx) => {
     const row = await stateRowFor(tx, access);
-    const held = row.lockInfo as LockInfo | null;
+    const held = row.lockInfo;
     if (held) {
       if (row.lockedByJob === access.jobId && (!info.ID || info.ID === held.ID)) return { ok: true, lock: held };
       return { ok: false, lock: held, message: formatLockError(held) };
@@ -64,7 +63,7 @@ export async function lockState(db: Database, access: JobAccess, info: Partial<L
 export async function unlockState(db: Database, access: JobAccess, id: string | null) {
   return db.transaction(async (tx) => {
     const row = await stateRowFor(tx, access);
-    const held = row.lockInfo as LockInfo | null;
+    const held = row.lockInfo;
     if (!held) return { ok: true };
     if (held.ID !== id) {
       throw conflict(`Nothing was unlocked: lock ID ${id ?? "(none)"} does not match the existing lock ID ${held.ID}, held by ${held.Who} for ${held.Operation}.`);
@@ -90,7 +89,7 @@ export async function putState(db: Database, access: JobAccess, lockId: string |
   }
   return db.transaction(async (tx) => {
     const row = await stateRowFor(tx, access);
-    const held = row.lockInfo as LockInfo | null;
+    const held = row.lockInfo;
     if (!held || row.lockedByJob !== access.jobId || held.ID !== lockId) {
       throw conflict(
         held

@@ -8,7 +8,6 @@ import { stepFinishRequest } from "@/lib/runner-protocol";
 import type { z } from "zod";
 import { conflict, PlantonError } from "../../errors";
 import { afterStep, approvalGatesChanges, CHANGING_STEPS, REASONS } from "../jobs/lifecycle";
-import type { PolicyToggles } from "@/lib/flow-control";
 import { appendEvents } from "../jobs/events";
 import { carryOut, lockJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";
@@ -43,11 +42,11 @@ export async function startStep(db: Database, access: JobAccess, step: StepName,
     if (running || !next || next.step !== step) {
       throw conflict(`Nothing was started: the next step of job ${job.id} is ${running ? `${running.step} (still running)` : (next?.step ?? "none")}, not ${step}.`);
     }
-    if (CHANGING_STEPS.includes(step) && approvalGatesChanges(job.operation, job.policy as PolicyToggles)) {
+    if (CHANGING_STEPS.includes(step) && job.policy !== null && approvalGatesChanges(job.operation, job.policy)) {
       // The gate holds whatever the runner does: no apply or destroy without an approval of this job's reviewed plan.
       const preview = [...steps].reverse().find((s) => s.step === "preview" && s.result === "succeeded" && s.plan);
       const [approval] = await tx.select().from(approvals).where(and(eq(approvals.jobId, job.id), eq(approvals.pauseOrdinal, next.ordinal)));
-      const reviewed = (preview?.plan as { sha256?: string } | null)?.sha256;
+      const reviewed = preview?.plan?.sha256;
       if (!approval?.planSha256 || !reviewed || approval.planSha256 !== reviewed) {
         throw new PlantonError(
           "PRECONDITION_FAILED",

@@ -229,7 +229,7 @@ describe(`migration of generated secrets named <component>-<output> (${testDrive
       status: "completed",
       result: "succeeded",
       createdByLabel: "test",
-      preflight: {},
+      preflight: { passed: true, checks: [], reason: null },
       outputs: { database: { value: "orders_ab12", sensitive: false }, password: { value: "$secret/orders-db-password", sensitive: true } },
     });
     const secretId = newId("secret");

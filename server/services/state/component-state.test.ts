@@ -33,7 +33,7 @@ describe("a component's state", () => {
       outputs: { database: { value: "orders", type: "string" }, password: { value: "hunter2-very-secret", type: "string", sensitive: true } },
       resources: [{ mode: "managed", type: "random_password", name: "password", provider: 'provider["registry.opentofu.org/hashicorp/random"]', instances: [{ attributes: { id: "none", result: "hunter2-very-secret" } }] }],
     };
-    await t.db.insert(stateObjects).values({ id: newId("stateObject"), orgId: org.orgId, componentId: c.id, backendId: backend.id, key: `${c.id}.tfstate`, lineage: "abc", serial: 3, state: doc, lockInfo: { ID: "l1", Who: "runner" }, lockedByJob: "job_x" });
+    await t.db.insert(stateObjects).values({ id: newId("stateObject"), orgId: org.orgId, componentId: c.id, backendId: backend.id, key: `${c.id}.tfstate`, lineage: "abc", serial: 3, state: doc, lockInfo: { ID: "l1", Who: "runner", Path: `${c.id}.tfstate`, Operation: "OperationTypeApply", Version: "", Created: "2026-01-01T00:00:00Z", Info: "" }, lockedByJob: "job_x" });
     const s = await getComponentState(t.db, org.orgId, c.id);
     expect(s).toMatchObject({ backend: { name: "planton-managed", kind: "planton_managed" }, lineage: "abc", serial: 3, lock: { ID: "l1" }, lockedByJob: "job_x" });
     expect(s!.resources).toEqual([{ address: "random_password.password", type: "random_password", provider: 'provider["registry.opentofu.org/hashicorp/random"]', instances: 1, id: "none" }]);

@@ -48,7 +48,7 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
     checksum: row.s.checksum,
     engineVersion: doc.terraform_version ?? null,
     updatedAt: row.s.updatedAt,
-    lock: row.s.lockInfo as Record<string, string> | null,
+    lock: row.s.lockInfo,
     lockedByJob: row.s.lockedByJob,
     resources: (doc.resources ?? [])
       .filter((r) => r.mode === "managed")
