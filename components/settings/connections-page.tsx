@@ -11,10 +11,11 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
-import { Checkbox, SelectField, TextField } from "@/components/ui/field";
+import { SelectField, TextField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { ScopePicker } from "./scope-picker";
 import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
 
 interface Connection {
@@ -343,7 +344,6 @@ function AuthorizeDialog({ connection, onClose }: { connection: { id: string; na
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
   const [wholeOrg, setWholeOrg] = useState(connection.authorizations.some((a) => a.scope === "organization"));
   const [chosen, setChosen] = useState<string[]>(connection.authorizations.filter((a) => a.scope === "environment").map((a) => a.environment ?? ""));
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -362,7 +362,6 @@ function AuthorizeDialog({ connection, onClose }: { connection: { id: string; na
       },
     }),
   );
-  const toggle = (name: string, on: boolean) => setChosen(on ? [...chosen, name] : chosen.filter((n) => n !== name));
   return (
     <Dialog
       open
@@ -380,36 +379,16 @@ function AuthorizeDialog({ connection, onClose }: { connection: { id: string; na
         </>
       }
     >
-      <div role="radiogroup" aria-label="Scope" className="space-y-2">
-        <label className="flex items-start gap-3 text-sm">
-          <input type="radio" name="scope" checked={wholeOrg} onChange={() => setWholeOrg(true)} className="mt-0.5" />
-          <span>
-            <span className="font-medium text-slate-800">The whole organization</span>
-            <span className="block text-xs text-slate-500">Every environment, including ones created later.</span>
-          </span>
-        </label>
-        <label className="flex items-start gap-3 text-sm">
-          <input type="radio" name="scope" checked={!wholeOrg} onChange={() => setWholeOrg(false)} className="mt-0.5" />
-          <span>
-            <span className="font-medium text-slate-800">Chosen environments</span>
-            <span className="block text-xs text-slate-500">Only the environments ticked below; none ticked means no one may use it.</span>
-          </span>
-        </label>
-      </div>
-      {!wholeOrg && (
-        <fieldset className="ml-6 space-y-2" aria-label="Environments">
-          <QueryState query={envs}>
-            {(list) => (
-              <>
-                {list.map((e) => (
-                  <Checkbox key={e.id} label={e.name} description={e.description || undefined} checked={chosen.includes(e.name)} onChange={(on) => toggle(e.name, on)} />
-                ))}
-              </>
-            )}
-          </QueryState>
-          {errors.environments && <p role="alert" className="text-xs text-rose-600">{errors.environments}</p>}
-        </fieldset>
-      )}
+      <ScopePicker
+        label={`Who may use ${connection.name}`}
+        scope={wholeOrg ? "organization" : "environment"}
+        chosen={chosen}
+        onScope={(s) => setWholeOrg(s === "organization")}
+        onChosen={setChosen}
+        error={errors.environments}
+        wholeHint="Every environment, including ones created later."
+        chosenHint="Only the environments ticked below; none ticked means no one may use it."
+      />
       <FormAlert message={alert} />
     </Dialog>
   );

@@ -9,16 +9,16 @@ import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { Badge, envTone } from "@/components/ui/badge";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
-import { Checkbox, TextAreaField, TextField } from "@/components/ui/field";
+import { TextAreaField, TextField } from "@/components/ui/field";
 import { STORE_NAME, STORE_NAME_HINT } from "@/lib/secrets";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { ScopePicker, type Scope } from "./scope-picker";
 import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
 
 const NAME_HINT = `${STORE_NAME_HINT[0]!.toUpperCase()}${STORE_NAME_HINT.slice(1)}.`;
 
-type Scope = "organization" | "environment";
 
 interface StoreEntry {
   id: string;
@@ -41,53 +41,6 @@ function ScopeBadges({ entry }: { entry: StoreEntry }) {
           {e}
         </Badge>
       ))}
-    </div>
-  );
-}
-
-/** The scope part of a secret or variable form, in the words of the connection authorization dialog. */
-function ScopePicker({ kind, scope, chosen, onScope, onChosen, error }: { kind: "secret" | "variable"; scope: Scope; chosen: string[]; onScope: (s: Scope) => void; onChosen: (envs: string[]) => void; error?: string }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
-  const toggle = (name: string, on: boolean) => onChosen(on ? [...chosen, name] : chosen.filter((n) => n !== name));
-  return (
-    <div className="space-y-2">
-      <div role="radiogroup" aria-label={`Who may use this ${kind}`} className="space-y-2">
-        <p className="text-sm font-medium text-slate-700">Who may use it</p>
-        <label className="flex items-start gap-3 text-sm">
-          <input type="radio" name="scope" checked={scope === "organization"} onChange={() => onScope("organization")} className="mt-0.5" />
-          <span>
-            <span className="font-medium text-slate-800">The whole organization</span>
-            <span className="block text-xs text-slate-500">Jobs in every environment, including ones created later.</span>
-          </span>
-        </label>
-        <label className="flex items-start gap-3 text-sm">
-          <input type="radio" name="scope" checked={scope === "environment"} onChange={() => onScope("environment")} className="mt-0.5" />
-          <span>
-            <span className="font-medium text-slate-800">Chosen environments</span>
-            <span className="block text-xs text-slate-500">Only jobs of the environments ticked below; any other job is refused before it runs.</span>
-          </span>
-        </label>
-      </div>
-      {scope === "environment" && (
-        <fieldset className="ml-6 space-y-2" aria-label="Environments">
-          <QueryState query={envs}>
-            {(list) => (
-              <>
-                {list.map((e) => (
-                  <Checkbox key={e.id} label={e.name} description={e.description || undefined} checked={chosen.includes(e.name)} onChange={(on) => toggle(e.name, on)} />
-                ))}
-              </>
-            )}
-          </QueryState>
-        </fieldset>
-      )}
-      {error && (
-        <p role="alert" className="text-xs text-rose-600">
-          {error}
-        </p>
-      )}
     </div>
   );
 }
@@ -295,7 +248,7 @@ function SecretForm({ secret, onClose }: { secret?: StoreEntry; onClose: () => v
           autoFocus={!!secret}
         />
         <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional: what it unlocks" />
-        <ScopePicker kind="secret" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
+        <ScopePicker label="Who may use this secret" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
         <FormAlert message={alert} />
         <div className="flex justify-end gap-2 pt-2">
           <Button variant="secondary" onClick={onClose}>
@@ -343,7 +296,7 @@ function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: (
         <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} disabled={!!variable} hint={NAME_HINT} className="font-mono" placeholder="AWS_REGION" autoFocus={!variable} />
         <TextField label="Value" value={value} onChange={(e) => setValue(e.target.value)} error={errors.value} className="font-mono" autoFocus={!!variable} />
         <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errors.description} placeholder="Optional" />
-        <ScopePicker kind="variable" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
+        <ScopePicker label="Who may use this variable" scope={scope} chosen={chosen} onScope={setScope} onChosen={setChosen} error={errors.environments ?? errors.scope} />
         <FormAlert message={alert} />
         <div className="flex justify-end gap-2 pt-2">
           <Button variant="secondary" onClick={onClose}>
