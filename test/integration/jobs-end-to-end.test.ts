@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import { eq } from "drizzle-orm";
-import { flowControlPolicies, stateObjects } from "../../db/schema";
+import { flowControlPolicies, infraJobs, jobOperations, progressEvents, runnerAttempts, stateObjects } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import type { ProgressEvent } from "../../lib/runner-protocol";
 import { environmentByName } from "../../server/services/organizations/lookup";
@@ -278,5 +278,18 @@ describe("Infra Jobs, end to end", () => {
     const resources = await api.jobs.plan.query({ org: org.slug, id: next.id });
     expect(resources.counts.byAction).toEqual({ create: 2 });
     expect(fs.readFileSync(file("slow", "one", "after.txt"), "utf8")).toMatch(/^after /);
+  });
+
+  it("every reason and diagnostic the suite's jobs recorded reads as one sentence: none ends in a double period", async () => {
+    const texts = [
+      ...(await t.db.select({ text: infraJobs.reason }).from(infraJobs)).map((r) => r.text),
+      ...(await t.db.select({ text: jobOperations.reason }).from(jobOperations)).map((r) => r.text),
+      ...(await t.db.select({ text: runnerAttempts.reason }).from(runnerAttempts)).map((r) => r.text),
+      ...(await t.db.select({ p: progressEvents.payload }).from(progressEvents).where(eq(progressEvents.type, "diagnostic")))
+        .map((r) => r.p as { summary?: unknown; detail?: unknown })
+        .flatMap((p) => [p.summary, p.detail]),
+    ].filter((x): x is string => typeof x === "string" && x.length > 0);
+    expect(texts.length).toBeGreaterThan(20);
+    expect(texts.filter((x) => /\.\.(\s|$)/.test(x))).toEqual([]);
   });
 });
