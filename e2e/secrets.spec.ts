@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { e2eState, signIn } from "./support";
+import { e2eState, screenshot, signIn } from "./support";
 
 test("an admin scopes a secret to chosen environments; the list shows who may use it, and an empty choice is refused beside the picker", async ({ page }) => {
   const s = e2eState();
@@ -27,6 +27,32 @@ test("an admin scopes a secret to chosen environments; the list shows who may us
   await expect(dialog.getByRole("checkbox", { name: "staging" })).toBeChecked();
   await dialog.getByRole("radio", { name: /The whole organization/ }).check();
   await dialog.getByRole("button", { name: "Save" }).click();
+  await expect(dialog).toBeHidden();
+  await expect(row).toContainText("whole organization");
+});
+
+test("an admin authorizes a connection for chosen environments with the same scope picker, and the list says so", async ({ page }) => {
+  const s = e2eState();
+  await signIn(page, s.email, s.password);
+  await page.goto(`${s.baseURL}/o/acme/settings/connections`);
+  await page.getByRole("button", { name: "Authorize local-sandbox" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByRole("radiogroup", { name: "Who may use local-sandbox" })).toBeVisible();
+  await dialog.getByRole("radio", { name: /Chosen environments/ }).check();
+  await dialog.getByRole("checkbox", { name: "dev" }).check();
+  await dialog.getByRole("checkbox", { name: "staging" }).check();
+  await screenshot(page, "connection-scope");
+  await dialog.getByRole("button", { name: "Save authorization" }).click();
+  await expect(dialog).toBeHidden();
+  const row = page.getByRole("row").filter({ hasText: "local-sandbox" });
+  await expect(row).toContainText("dev");
+  await expect(row).toContainText("staging");
+  await expect(row).not.toContainText("prod");
+
+  // Back to the whole organization, so the other suites' jobs in prod keep their connection.
+  await page.getByRole("button", { name: "Authorize local-sandbox" }).click();
+  await dialog.getByRole("radio", { name: /The whole organization/ }).check();
+  await dialog.getByRole("button", { name: "Save authorization" }).click();
   await expect(dialog).toBeHidden();
   await expect(row).toContainText("whole organization");
 });
