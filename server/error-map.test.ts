@@ -13,7 +13,7 @@ import { POST as trpcOverHttp } from "@/app/api/trpc/[trpc]/route";
 import { createTestDatabase, testDriver, type TestDatabase } from "../test/database";
 import { getRuntime, type Runtime } from "./runtime";
 import { createJob } from "./services/jobs/create-job";
-import { claim, orgWithComponent, testRunner } from "./services/jobs/test-helpers";
+import { claim, orgWithComponent, testRunner } from "../test/job-helpers";
 import { createApiToken } from "./services/settings/api-tokens";
 
 let t: TestDatabase | undefined;

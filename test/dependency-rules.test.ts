@@ -19,8 +19,8 @@ function filesUnder(folder: string): string[] {
   return out;
 }
 
-/** Test code: suites, a `test/` folder, and the suites' helpers beside them. */
-const isTestCode = (file: string) => /\.test\.tsx?$/.test(file) || path.relative(root, file).split(path.sep).includes("test") || path.basename(file) === "test-helpers.ts";
+/** Test code: suites and the `test/` folders. */
+const isTestCode = (file: string) => /\.test\.tsx?$/.test(file) || path.relative(root, file).split(path.sep).includes("test");
 
 /** Every import of a file as a path from the project root (`@/x` and relative alike); packages as they are written. */
 function importsOf(file: string): string[] {

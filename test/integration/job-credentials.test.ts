@@ -10,7 +10,7 @@ import { RUNNER_API, type ClaimResponse, type StepName } from "../../lib/runner-
 import { encryptSecret } from "../../server/crypto";
 import { createJob } from "../../server/services/jobs/create-job";
 import { resumeJob } from "../../server/services/jobs/resume-job";
-import { orgWithComponent } from "../../server/services/jobs/test-helpers";
+import { orgWithComponent } from "../job-helpers";
 import { registerRunner } from "../../server/services/runners/register-runner";
 import { revokeRunner } from "../../server/services/runners/revoke-runner";
 import { rotateRunnerToken } from "../../server/services/runners/rotate-runner-token";

@@ -15,7 +15,7 @@ import { getIacInput, getJob, listJobs } from "./queries";
 import { rerunJob } from "./rerun-job";
 import { resumeJob } from "./resume-job";
 import { createVariable } from "../settings/secrets";
-import { claim, orgWithComponent, runStep, testRunner } from "./test-helpers";
+import { claim, orgWithComponent, runStep, testRunner } from "../../../test/job-helpers";
 import { connectionAuthorizations } from "@/db/schema";
 
 let t: TestDatabase;

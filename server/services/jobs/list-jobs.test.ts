@@ -5,7 +5,7 @@ import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
 import { countAwaitingApproval, listJobStarters, listJobs } from "./queries";
 import { preflightComponent } from "./preflight-component";
-import { orgWithComponent } from "./test-helpers";
+import { orgWithComponent } from "../../../test/job-helpers";
 
 let t: TestDatabase;
 beforeAll(async () => {

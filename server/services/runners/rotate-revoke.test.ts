@@ -5,7 +5,7 @@ import { auditEvents, organizations, runners } from "@/db/schema";
 import { PlantonError } from "../../errors";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
-import { orgWithComponent } from "../jobs/test-helpers";
+import { orgWithComponent } from "../../../test/job-helpers";
 import { claimJob } from "./claim";
 import { heartbeat } from "./heartbeat";
 import { jobAccess } from "./job-access";

@@ -9,7 +9,7 @@ import { cancelJob } from "../jobs/cancel-job";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { expireLeases } from "../jobs/scheduler";
-import { claim, orgWithComponent, runStep, testRunner } from "../jobs/test-helpers";
+import { claim, orgWithComponent, runStep, testRunner } from "../../../test/job-helpers";
 import { createComponent } from "../components/create-component";
 import { environmentByName } from "../organizations/lookup";
 import { createSecret } from "../settings/secrets";

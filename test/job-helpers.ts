@@ -5,13 +5,13 @@ import type { Database } from "@/db/client";
 import { flowControlPolicies, runners } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { StepName } from "@/lib/runner-protocol";
-import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
-import { createComponent } from "../components/create-component";
+import { seedTestOrg, type TestOrg } from "./fixtures";
+import { createComponent } from "../server/services/components/create-component";
 import { PLATFORM_DEFAULT, type PolicyToggles } from "@/lib/flow-control";
-import { claimJob } from "../runners/claim";
-import { jobAccess } from "../runners/job-access";
-import { registerRunner } from "../runners/register-runner";
-import { finishStep, startStep } from "../runners/steps";
+import { claimJob } from "../server/services/runners/claim";
+import { jobAccess } from "../server/services/runners/job-access";
+import { registerRunner } from "../server/services/runners/register-runner";
+import { finishStep, startStep } from "../server/services/runners/steps";
 
 process.env.PLANTON_SECRET_KEY ??= "0f".repeat(32);
 
