@@ -10,6 +10,7 @@ import { cn } from "@/components/ui/cn";
 import { Card, EmptyState, ErrorState, LoadingState, PageHeader } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { REASONS } from "@/lib/job-reasons";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
 import { useJobEvents, type StreamState } from "./job-events";
@@ -37,7 +38,7 @@ export function JobDetail({ id }: { id: string }) {
   const failed = j.steps.find((s) => s.result === "failed");
   const failedStep = failed?.step;
   // A step's error is shown with that step (opened below); the banner names the step instead of saying it again.
-  const banner = failed?.reason && j.reason === `${failed.step} failed: ${failed.reason}` ? `${failed.step} failed; its error is shown with the step below.` : j.reason;
+  const banner = failed?.reason && j.reason === REASONS.stepFailed(failed.step, failed.reason) ? `${failed.step} failed; its error is shown with the step below.` : j.reason;
 
   return (
     <>

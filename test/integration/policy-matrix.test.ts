@@ -99,7 +99,7 @@ describe("every flow-control policy × update and destroy", () => {
     const created = await s.run(nameOf(i), "update");
     const paused = await s.waitFor(created.id, (x) => x.status === "awaiting_approval");
     expect(paused.steps.map((x) => x.step)).toEqual(["init", "refresh", "preview", "apply"]);
-    const { token } = await import("../../server/services/settings/api-tokens").then((m) => m.createApiToken(s.t.db, s.org.actor("engineer"), { name: "rest-resume" }));
+    const token = await s.tokenFor("engineer");
     const res = await fetch(`${s.server.url}/api/v1/jobs/${created.id}/resume`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" });
     expect(res.status).toBe(412);
     expect((await res.json()).error.message).toContain("Nothing was approved: send the checksum of the plan you reviewed");

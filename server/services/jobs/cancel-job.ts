@@ -6,7 +6,8 @@ import type { Database } from "@/db/client";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
-import { jobActions, REASONS } from "./lifecycle";
+import { REASONS } from "@/lib/job-reasons";
+import { jobActions } from "./lifecycle";
 import { endRemainingSteps, lockJob, moveJob } from "./transitions";
 import { infraJobs, runnerAttempts } from "@/db/schema";
 

@@ -3,6 +3,7 @@
 import type { JobOperationKind, JobResult, JobStatus, StepName } from "@/lib/runner-protocol";
 import { OPERATION_STEPS } from "@/lib/runner-protocol";
 import type { JobActions } from "@/lib/job-actions";
+
 import { roleAllows, type Role } from "@/lib/roles";
 import type { PolicyToggles } from "@/lib/flow-control";
 
@@ -170,18 +171,6 @@ export function afterStep(opts: { result: "succeeded" | "failed"; cancelRequeste
   return { job: "continue" };
 }
 
-// ── Reasons, worded once ───────────────────────────────────────────────────────────────────────
-export const REASONS = {
-  cancelledBy: (who: string | null) => `cancelled by ${who ?? "a user"}`,
-  cancelledWhile: (who: string, status: string) => `Cancelled by ${who} while ${status === "queued" ? "queued" : "waiting for approval"}; nothing more ran.`,
-  cancelledRest: (who: string | null) => `Cancelled by ${who ?? "a user"}; the remaining operations did not run.`,
-  cancelledAfter: (who: string | null, step: string, result: string) => `Cancelled by ${who ?? "a user"}: ${step} finished (${result}); the remaining operations did not run.`,
-  cancelTooLate: (who: string | null, step: string) =>
-    `Succeeded: the cancel asked for by ${who ?? "a user"} came too late; ${step}, the last operation, was already running and finished, so there was nothing left to stop.`,
-  earlierFailed: (step: string) => `${step} failed`,
-  stepFailed: (step: string, reason: string | null | undefined) => `${step} failed: ${reason ?? "see its log"}`,
-  awaitingApproval: (sha256: string | undefined, next: string | undefined) => `Waiting for approval of the plan (sha256 ${sha256 ?? "unknown"}) before ${next ?? "the next step"}.`,
-};
 
 // ── What a caller may do with a job now ────────────────────────────────────────────────────────
 export const ACTION_ROLE: Role = "engineer";

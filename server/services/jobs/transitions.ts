@@ -5,7 +5,8 @@ import type { Queryable } from "@/db/client";
 import { infraJobs, jobOperations, stateObjects } from "@/db/schema";
 import type { StepName } from "@/lib/runner-protocol";
 import { appendEvents } from "./events";
-import { afterStep, jobTransition, REASONS, stepTransition, type AfterStep, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
+import { REASONS } from "@/lib/job-reasons";
+import { afterStep, jobTransition, stepTransition, type AfterStep, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
 
 export type JobRow = typeof infraJobs.$inferSelect;
 export type StepRow = typeof jobOperations.$inferSelect;

@@ -7,7 +7,8 @@ import type { StepFinishResponse, StepName, StepStartResponse } from "@/lib/runn
 import { stepFinishRequest } from "@/lib/runner-protocol";
 import type { z } from "zod";
 import { conflict, PlantonError } from "../../errors";
-import { afterStep, approvalGatesChanges, CHANGING_STEPS, REASONS } from "../jobs/lifecycle";
+import { REASONS } from "@/lib/job-reasons";
+import { afterStep, approvalGatesChanges, CHANGING_STEPS } from "../jobs/lifecycle";
 import { appendEvents } from "../jobs/events";
 import { carryOut, lockJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";
