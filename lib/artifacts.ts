@@ -6,6 +6,8 @@ export const ARTIFACT_KINDS = ["plan", "plan_review", "log", "state", "iac_input
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
 /** Kinds whose bytes may hold sensitive values: encrypted at rest, readable only with the job's credential. */
+export const isArtifactKind = (value: string | null): value is ArtifactKind => (ARTIFACT_KINDS as readonly (string | null)[]).includes(value);
+
 export const ENCRYPTED_ARTIFACT_KINDS: readonly ArtifactKind[] = ["plan", "state"];
 
 export function sha256Of(bytes: Uint8Array): { hex: string; base64: string } {

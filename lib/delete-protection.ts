@@ -4,15 +4,14 @@
 // everything, whatever the policy says. The builtin engine applies the rule (engine/ops/plan.ts);
 // engines that cannot leave a change out refuse the apply instead (runner/engines/tofu.ts, pulumi.ts).
 
+import type { z } from "zod";
+import type { notExecutedSchema } from "./api/schemas";
+
 /** The reason code a not-executed change carries in a saved plan, a progress event and a plan review. */
 export const DELETE_PROTECTION = "delete_protection" as const;
 
-/** What a saved plan's change says when it will not be carried out. */
-export interface NotExecuted {
-  reason: typeof DELETE_PROTECTION;
-  /** What will not happen, why, and the fix, naming the resource. */
-  message: string;
-}
+/** What a saved plan's change says when it will not be carried out (its shape: lib/api/schemas.ts). */
+export type NotExecuted = z.infer<typeof notExecutedSchema>;
 
 /** The toggle's text, the same on the Flow Control page and the component's policy card. */
 export const PROTECT_DELETES_EXPLAIN =

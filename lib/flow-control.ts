@@ -5,7 +5,9 @@ import { PROTECT_DELETES_EXPLAIN } from "./delete-protection";
 export const POLICY_TOGGLES = ["manualStart", "skipRefresh", "previewBeforeApply", "pauseBeforeApply", "protectDeletes"] as const;
 export type PolicyToggle = (typeof POLICY_TOGGLES)[number];
 export type PolicyToggles = Record<PolicyToggle, boolean>;
-export type PolicySelector = "platform" | "organization" | "environment" | "component";
+/** Where a policy applies, broadest first: the most specific one that exists wins. */
+export const POLICY_SELECTORS = ["platform", "organization", "environment", "component"] as const;
+export type PolicySelector = (typeof POLICY_SELECTORS)[number];
 
 /** The platform policy: what applies where nothing more specific does. */
 export const PLATFORM_DEFAULT: PolicyToggles = {

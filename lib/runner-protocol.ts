@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { NotExecuted } from "./delete-protection";
 import type { PolicyToggles } from "./flow-control";
 import { STORE_NAME, STORE_NAME_HINT } from "./secrets";
+import type { progressEventSchema } from "./api/schemas";
 
 export const RUNNER_API = "/api/runner/v1";
 
@@ -114,14 +115,8 @@ export interface OutputsPayload {
   outputs: Record<string, { value: unknown; sensitive: boolean }>;
 }
 
-/** An event as the server stores and streams it: `seq` is the job's own, gap-free, from 1. */
-export interface ProgressEvent {
-  seq: number;
-  ts: string;
-  operation: StepName | null;
-  type: ProgressEventType;
-  payload: Record<string, unknown>;
-}
+/** An event as the server stores and streams it (its shape: lib/api/schemas.ts). */
+export type ProgressEvent = z.infer<typeof progressEventSchema>;
 
 // ── What a claim hands the runner ──────────────────────────────────────────────────────────────
 export interface IacInput {

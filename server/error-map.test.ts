@@ -7,7 +7,7 @@ import path from "node:path";
 import { TRPCError } from "@trpc/server";
 import { eq, sql } from "drizzle-orm";
 import { jobOperations } from "@/db/schema";
-import { POST as cancelOverRest } from "@/app/api/v1/jobs/[id]/cancel/route";
+import { POST as restOverHttp } from "@/app/api/v1/[...path]/route";
 import { POST as startStepOverRunnerApi } from "@/app/api/runner/v1/jobs/[jobId]/steps/[step]/start/route";
 import { POST as trpcOverHttp } from "@/app/api/trpc/[trpc]/route";
 import { createTestDatabase, testDriver, type TestDatabase } from "../test/database";
@@ -43,7 +43,7 @@ async function setUp() {
 }
 
 const rest = (token: string, jobId: string) =>
-  cancelOverRest(new Request(`http://console.test/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: { authorization: `Bearer ${token}` } }), { params: Promise.resolve({ id: jobId }) });
+  restOverHttp(new Request(`http://console.test/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: { authorization: `Bearer ${token}` } }));
 
 const trpc = (token: string, org: string, jobId: string) =>
   trpcOverHttp(

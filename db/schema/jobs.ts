@@ -3,8 +3,12 @@
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
 import type { PreflightReport } from "../../lib/preflight";
-import type { JobOperationKind, JobResult, JobStatus, OutputsPayload, StepName, StepPlanRef } from "../../lib/runner-protocol";
+import type { IacInput, JobOperationKind, JobResult, JobStatus, OutputsPayload, StepName, StepPlanRef } from "../../lib/runner-protocol";
 import type { LockInfo } from "../../lib/state-lock";
+import type { ArtifactKind } from "../../lib/artifacts";
+
+/** The IaC input a job keeps; a claim adds the steps still to run and an approved plan. */
+export type StoredIacInput = Omit<IacInput, "approvedPlan">;
 
 /** The flow-control policy a job was made under, and which policy it came from. */
 export type JobPolicy = PolicyToggles & { selector: PolicySelector; target: string };
@@ -31,12 +35,12 @@ export const infraJobs = pgTable(
     /** The four essentials and the authorization check, as `PreflightReport`. */
     preflight: jsonb("preflight").$type<PreflightReport>().notNull(),
     /** `IacInput` of lib/runner-protocol.ts, minus what a claim adds; null when preflight failed before it could be built. */
-    iacInput: jsonb("iac_input"),
+    iacInput: jsonb("iac_input").$type<StoredIacInput>(),
     moduleSha256: text("module_sha256"),
     backendId: text("backend_id"),
     policy: jsonb("policy").$type<JobPolicy>(),
     /** For import jobs: `{address, id}`. */
-    importTarget: jsonb("import_target"),
+    importTarget: jsonb("import_target").$type<{ address: string; id: string }>(),
     /** Sensitive values only as `$secret/…` references. */
     outputs: jsonb("outputs").$type<OutputsPayload["outputs"]>(),
     /** The last progress event's seq: appends take the row lock, so seqs stay gap-free. */
@@ -103,7 +107,7 @@ export const artifacts = pgTable(
   {
     id: text("id").primaryKey(),
     jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
-    kind: text("kind").notNull(),
+    kind: text("kind").$type<ArtifactKind>().notNull(),
     name: text("name").notNull(),
     sha256: text("sha256").notNull(),
     size: integer("size").notNull(),

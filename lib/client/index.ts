@@ -3,7 +3,7 @@
 //   const review = await planton.jobs.getPlan(jobId);
 // Refusals throw PlantonApiError with the server's message as is.
 import { digestClaimed, sha256Of } from "../artifacts";
-import type { CreatedJob, CreateJobRequest, InfraJob, InfraJobSummary, PlanReview, PreflightResult, ProgressEvent, WhoAmI, ArtifactRef } from "./types";
+import type { ArtifactRef, CreatedJob, CreateJobRequest, EventsPage, InfraJob, InfraJobPage, JobIacInput, PlanReview, PreflightResult, ProgressEvent, RerunRequest, ResumeRequest, ResumeResult, WhoAmI } from "./types";
 import { readEventStream } from "./sse";
 
 export * from "./types";
@@ -84,6 +84,11 @@ export function createPlantonClient(opts: PlantonClientOptions) {
   const get = async <T>(path: string) => (await (await send("GET", path)).json()) as T;
   const post = async <T>(path: string, body: unknown = {}) => (await (await send("POST", path, { body })).json()) as T;
   const q = (s: string) => encodeURIComponent(s);
+  /** `?a=1&b=x` of the values that are set. */
+  const query = (params: Record<string, string | number | undefined>) => {
+    const set = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== "");
+    return set.length ? `?${new URLSearchParams(set.map(([k, v]) => [k, String(v)]))}` : "";
+  };
 
   /** Every event of a job after `after`, then live ones until the job completes; reconnects with Last-Event-ID. */
   async function* streamEvents(jobId: string, so: StreamOptions = {}): AsyncGenerator<ProgressEvent> {
@@ -115,31 +120,30 @@ export function createPlantonClient(opts: PlantonClientOptions) {
     }
   }
 
+  type Page = { cursor?: string; limit?: number };
+  const componentJobs = (componentId: string, page: Page = {}) => get<InfraJobPage>(`/components/${q(componentId)}/jobs${query(page)}`);
+
   return {
     url: base,
     whoami: () => get<WhoAmI>("/whoami"),
-    preflight: (input: { kind: string; environment?: string }) =>
-      get<PreflightResult>(`/preflight?kind=${q(input.kind)}${input.environment ? `&environment=${q(input.environment)}` : ""}`),
+    preflight: (input: { kind: string; environment?: string }) => get<PreflightResult>(`/preflight${query(input)}`),
     components: {
-      listJobs: (componentId: string, page: { cursor?: string; limit?: number } = {}) =>
-        get<{ jobs: InfraJobSummary[]; nextCursor: string | null }>(
-          `/components/${q(componentId)}/jobs?${new URLSearchParams({ ...(page.cursor ? { cursor: page.cursor } : {}), ...(page.limit ? { limit: String(page.limit) } : {}) })}`,
-        ),
+      listJobs: componentJobs,
     },
     jobs: {
-      list: (componentId: string, page: { cursor?: string; limit?: number } = {}) =>
-        get<{ jobs: InfraJobSummary[]; nextCursor: string | null }>(
-          `/components/${q(componentId)}/jobs?${new URLSearchParams({ ...(page.cursor ? { cursor: page.cursor } : {}), ...(page.limit ? { limit: String(page.limit) } : {}) })}`,
-        ),
+      /** A component's jobs, newest first (as components.listJobs). */
+      list: componentJobs,
+      /** The organization's jobs, newest first, filtered. */
+      search: (filters: { componentId?: string; status?: string; result?: string; operation?: string; environment?: string; createdBy?: string } & Page = {}) =>
+        get<InfraJobPage>(`/jobs${query(filters)}`),
       create: (componentId: string, input: CreateJobRequest) => post<CreatedJob>(`/components/${q(componentId)}/jobs`, input),
       get: (jobId: string) => get<InfraJob>(`/jobs/${q(jobId)}`),
       cancel: (jobId: string) => post<CreatedJob>(`/jobs/${q(jobId)}/cancel`),
-      resume: (jobId: string, input: { expectedChecksum?: string; message?: string } = {}) => post<{ job: CreatedJob; approval: { id: string; planSha256: string | null; message: string } }>(`/jobs/${q(jobId)}/resume`, input),
-      rerun: (jobId: string, input: { versionMessage?: string } = {}) => post<CreatedJob>(`/jobs/${q(jobId)}/rerun`, input),
-      getIacInput: (jobId: string) => get<Record<string, unknown>>(`/jobs/${q(jobId)}/iac-input`),
+      resume: (jobId: string, input: ResumeRequest = {}) => post<ResumeResult>(`/jobs/${q(jobId)}/resume`, input),
+      rerun: (jobId: string, input: RerunRequest = {}) => post<CreatedJob>(`/jobs/${q(jobId)}/rerun`, input),
+      getIacInput: (jobId: string) => get<JobIacInput>(`/jobs/${q(jobId)}/iac-input`),
       getPlan: (jobId: string) => get<PlanReview>(`/jobs/${q(jobId)}/plan`),
-      events: (jobId: string, after = 0, limit?: number) =>
-        get<{ events: ProgressEvent[]; lastSeq: number; status: string }>(`/jobs/${q(jobId)}/events?after=${after}${limit ? `&limit=${limit}` : ""}`),
+      events: (jobId: string, after = 0, limit?: number) => get<EventsPage>(`/jobs/${q(jobId)}/events${query({ after, limit })}`),
       streamEvents,
       listArtifacts: async (jobId: string) => (await get<{ artifacts: ArtifactRef[] }>(`/jobs/${q(jobId)}/artifacts`)).artifacts,
       /** The artifact's bytes, after checking them against the response's `Digest: sha-256=…`; a mismatch or a missing Digest throws. */

@@ -19,6 +19,10 @@ export interface Context {
   clientAddress: string | null;
 }
 
+export const NOT_SIGNED_IN = "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>.";
+export const TOKEN_REFUSED =
+  "The API token was refused: it is unknown, revoked or expired. Nothing was done. Create a new one in Settings → API Tokens, then run planton auth login --token <token>.";
+
 export function clientAddressOf(headers: Headers): string | null {
   return headers.get("x-forwarded-for")?.split(",")[0].trim() || headers.get("x-real-ip") || null;
 }

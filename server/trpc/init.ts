@@ -1,18 +1,21 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
+import type { OpenApiMeta } from "trpc-to-openapi";
 import { z, ZodError } from "zod";
 import { roleAllows, type Role } from "@/lib/roles";
 import type { Actor } from "../actor";
 import { answerFor } from "../error-map";
 import { PlantonError } from "../errors";
 import { IllegalTransitionError } from "../services/jobs/lifecycle";
-import { getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
-import type { Context } from "./context";
+import { getOrganizationById, getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
+import { NOT_SIGNED_IN, type Context } from "./context";
 
-/** `requires` is the least role a procedure needs; the permission tests read it. */
-export interface ProcedureMeta {
-  requires?: Role;
-}
+/**
+ * `requires` is the least role a procedure needs (the permission tests read it). `openapi` makes a
+ * procedure part of the public REST API under /api/v1 (server/public-api/openapi.ts): it must then
+ * declare its output schema, from lib/api/schemas.ts. `created` answers REST with 201 instead of 200.
+ */
+export type ProcedureMeta = OpenApiMeta<{ requires?: Role; created?: boolean }>;
 
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
@@ -39,6 +42,9 @@ class MappedError extends Error {
   }
 }
 
+/** What tRPC says when a procedure's answer fails its `.output()` schema. */
+const OUTPUT_INVALID = "Output validation failed";
+
 /** Turns what the services throw into tRPC errors through the one error map (server/error-map.ts). */
 const refusals = t.middleware(async ({ next }) => {
   const result = await next();
@@ -46,7 +52,9 @@ const refusals = t.middleware(async ({ next }) => {
     const { cause, code } = result.error;
     const mapped = cause instanceof PlantonError || cause instanceof ZodError || cause instanceof IllegalTransitionError || code === "INTERNAL_SERVER_ERROR";
     if (mapped && !(cause instanceof MappedError)) {
-      const a = answerFor(cause ?? result.error, "console");
+      // An answer that does not match its declared output schema is the server's fault, not bad input.
+      const ours = result.error.message === OUTPUT_INVALID;
+      const a = answerFor(ours ? result.error : (cause ?? result.error), "console");
       throw new TRPCError({ code: a.trpcCode, message: a.message, cause: a.errorId ? new MappedError(a.errorId) : cause });
     }
   }
@@ -58,18 +66,35 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure.use(refusals);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>." });
+  if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: NOT_SIGNED_IN });
   return next({ ctx: { ...ctx, caller: ctx.caller } });
 });
 
-/** A procedure in one organization (`input.org` is its slug) that needs at least `need`. */
+const orgInput = z.object({
+  org: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "The organization's slug. With an API token it may be left out: the token's organization." }),
+});
+
+/** A procedure in one organization (`input.org` is its slug, or an API token's organization) that needs at least `need`. */
 function orgProcedure(need: Role) {
   return authedProcedure
     .meta({ requires: need })
-    .input(z.object({ org: z.string().min(1) }))
+    .input(orgInput)
     .use(async ({ ctx, input, next }) => {
-    const org = await getOrganizationBySlug(ctx.db, input.org);
+    if (!input.org && !ctx.caller.tokenOrgId) {
+      throw new TRPCError({ code: "BAD_REQUEST", message: "Nothing was done: name the organization (org, its slug), or call with an API token of that organization." });
+    }
+    const org = input.org ? await getOrganizationBySlug(ctx.db, input.org) : await getOrganizationById(ctx.db, ctx.caller.tokenOrgId!);
     const role = org ? await membershipOf(ctx.db, org.id, ctx.caller.userId) : null;
+    if (org && !input.org && !role) {
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: `Nothing was done: the token's owner ${ctx.caller.email} is no longer a member of its organization. Ask one of its admins to add you, then create a new token.`,
+      });
+    }
     if (!org || !role || (ctx.caller.tokenOrgId && ctx.caller.tokenOrgId !== org.id)) {
       throw new TRPCError({ code: "NOT_FOUND", message: `Organization ${input.org} was not found, or you are not a member of it. Ask one of its admins to add you.` });
     }

@@ -125,7 +125,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
         { timeout: 110_000, interval: 150 },
       ),
     finished: (id) => stack.waitFor(id, (j) => j.status === "completed"),
-    events: async (jobId) => (await api.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 })) as ProgressEvent[],
+    events: async (jobId) => (await api.jobs.events.query({ org: org.slug, id: jobId, after: 0, limit: 5000 })).events,
     async close() {
       for (const r of runners) r.kill("SIGKILL");
       await server.stop();

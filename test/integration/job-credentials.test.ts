@@ -121,7 +121,7 @@ async function runner(name: string) {
 async function job(componentIndex: number, operation: "preview" | "update") {
   const j = await createJob(t.db, org.actor(), { componentId: componentIds[componentIndex], operation });
   const [row] = await t.db.select().from(infraJobs).where(eq(infraJobs.id, j.id));
-  await t.db.update(infraJobs).set({ iacInput: { ...(row.iacInput as object), variables: { db_password: "$secret/DB_PASSWORD" } } }).where(eq(infraJobs.id, j.id));
+  await t.db.update(infraJobs).set({ iacInput: { ...row.iacInput!, variables: { db_password: "$secret/DB_PASSWORD" } } }).where(eq(infraJobs.id, j.id));
   return j;
 }
 

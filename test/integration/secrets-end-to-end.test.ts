@@ -60,7 +60,7 @@ async function viewerReads(jobId: string, componentId: string) {
   // The console's own procedures, as the viewer's browser calls them.
   const viewer = apiClient(server.url, viewerToken);
   chunks.push(Buffer.from(JSON.stringify(await viewer.jobs.get.query({ org: org.slug, id: jobId }))));
-  chunks.push(Buffer.from(JSON.stringify(await viewer.jobs.events.query({ org: org.slug, id: jobId, afterSeq: 0, limit: 5000 }))));
+  chunks.push(Buffer.from(JSON.stringify(await viewer.jobs.events.query({ org: org.slug, id: jobId, after: 0, limit: 5000 }))));
   chunks.push(Buffer.from(JSON.stringify(await viewer.jobs.plan.query({ org: org.slug, id: jobId }).catch((e) => String(e)))));
   chunks.push(Buffer.from(JSON.stringify(await viewer.jobs.iacInput.query({ org: org.slug, id: jobId }))));
   chunks.push(Buffer.from(JSON.stringify(await viewer.components.state.query({ org: org.slug, id: componentId }))));

@@ -1,6 +1,7 @@
 // Creating an Infra Job: check the operation, run preflight, keep the IaC input, queue it (or end
 // it failed with the preflight report when an essential is missing: then nothing runs).
 import { z } from "zod";
+import { createJobBody } from "@/lib/api/schemas";
 import type { Database } from "@/db/client";
 import { infraJobs, jobOperations } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -15,18 +16,11 @@ import { planFailedPreflight, planJob } from "./lifecycle";
 import { preflightForComponent, type PreflightReport, type Resolved } from "./preflight";
 import { notifyQueue } from "./transitions";
 
-export const createJobInput = z.object({
-  componentId: z.string().min(1, { error: "Name the Infra Component to run the job for" }),
-  /** Checked by the service, so an unknown value gets the product's message. */
-  operation: z.string().default("preview"),
-  versionMessage: z.string().max(500).default(""),
-  /** For import jobs: the resource address in the module and the provider's id of the existing object. */
-  import: z.object({ address: z.string().min(1), id: z.string().min(1) }).optional(),
-});
+export const createJobInput = createJobBody.extend({ componentId: z.string().min(1, { error: "Name the Infra Component to run the job for" }) });
 export type CreateJobInput = z.input<typeof createJobInput>;
 
-/** The stored part of the IaC input; a claim adds the steps still to run and an approved plan. */
-export type StoredIacInput = Omit<IacInput, "approvedPlan">;
+import type { StoredIacInput } from "@/db/schema";
+export type { StoredIacInput };
 
 /** Creates a job. Refuses an unknown operation (nothing is created); a failed preflight creates a completed/failed job. */
 export async function createJob(db: Database, actor: Actor, raw: CreateJobInput, opts: { rerunOf?: string } = {}) {

@@ -4,6 +4,8 @@
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { DatabaseHandle, Queryable } from "@/db/client";
 import { infraJobs, progressEvents } from "@/db/schema";
+import { z } from "zod";
+import { getJob } from "./queries";
 import type { ProgressEvent, ProgressEventType, StepName, UploadedEvent } from "@/lib/runner-protocol";
 
 export const JOB_EVENTS_CHANNEL = "job_events";
@@ -96,6 +98,19 @@ export async function readEventsAfter(db: Queryable, jobId: string, afterSeq = 0
     .orderBy(asc(progressEvents.seq))
     .limit(limit);
   return rows.map((r) => ({ seq: r.seq, ts: r.ts.toISOString(), operation: r.operation as StepName | null, type: r.type as ProgressEventType, payload: r.payload as Record<string, unknown> }));
+}
+
+export const readEventsPageInput = z.object({
+  id: z.string().min(1),
+  after: z.number().int().min(0).default(0).meta({ description: "The last seq already seen" }),
+  limit: z.number().int().min(1).max(5000).default(1000),
+});
+
+/** A page of the job's events after `after`, with the job's last seq and status (a reader knows whether more will come). */
+export async function readEventsPage(db: Queryable, orgId: string, raw: z.input<typeof readEventsPageInput>) {
+  const input = readEventsPageInput.parse(raw);
+  const job = await getJob(db, orgId, input.id);
+  return { events: await readEventsAfter(db, input.id, input.after, input.limit), lastSeq: job.eventSeq, status: job.status };
 }
 
 // ── Live fan-out: one LISTEN per process and channel, shared by every subscriber ────────────────

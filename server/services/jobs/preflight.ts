@@ -12,6 +12,7 @@ import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
+import { listEnvironments } from "../settings/environments";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
 import { secretUses, variableUses } from "../settings/secret-access";
 import type { Essential, PreflightCheck, PreflightReport } from "@/lib/preflight";
@@ -255,6 +256,19 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
 }
 
 export const preflightForKindInput = z.object({ kind: z.string().min(1), environment: z.string().min(1) });
+export const preflightReportsInput = z.object({
+  kind: z.string().min(1).meta({ description: "The catalog kind" }),
+  environment: z.string().min(1).optional().meta({ description: "One environment's name; every environment when left out" }),
+});
+
+/** `GET /api/v1/preflight`: the four checks for a kind in one environment, or in every one. */
+export async function preflightReports(db: Queryable, actor: Actor, raw: z.input<typeof preflightReportsInput>) {
+  const input = preflightReportsInput.parse(raw);
+  const envs = input.environment ? [input.environment] : (await listEnvironments(db, actor.orgId)).map((e) => e.name);
+  const reports: (PreflightReport & { environment: string })[] = [];
+  for (const environment of envs) reports.push({ environment, ...(await preflightForKind(db, actor, { kind: input.kind, environment })) });
+  return { kind: input.kind, reports };
+}
 
 /** `planton infra job preflight-checks --catalog-kind <kind>`: the four checks for a kind in an environment, without a component. */
 export async function preflightForKind(db: Queryable, actor: Actor, raw: z.input<typeof preflightForKindInput>): Promise<PreflightReport> {

@@ -1,6 +1,7 @@
 // Rerun: a new job from a completed one, same component and operation, fresh preflight, linked to it.
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
+import { rerunBody } from "@/lib/api/schemas";
 import type { Database } from "@/db/client";
 import { infraJobs } from "@/db/schema";
 import type { Actor } from "../../actor";
@@ -8,7 +9,7 @@ import { conflict, notFound } from "../../errors";
 import { createJob } from "./create-job";
 import { jobActions } from "./lifecycle";
 
-export const rerunJobInput = z.object({ jobId: z.string().min(1), versionMessage: z.string().max(500).optional() });
+export const rerunJobInput = rerunBody.extend({ jobId: z.string().min(1) });
 
 export async function rerunJob(db: Database, actor: Actor, raw: z.input<typeof rerunJobInput>) {
   const input = rerunJobInput.parse(raw);

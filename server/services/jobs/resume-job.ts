@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import { approvals } from "@/db/schema";
+import { resumeBody } from "@/lib/api/schemas";
 import { newId } from "@/lib/ids";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
@@ -10,13 +11,7 @@ import { conflict, isUniqueViolation, notFound, PlantonError } from "../../error
 import { jobActions } from "./lifecycle";
 import { lockJob, moveJob, stepsOf } from "./transitions";
 
-export const resumeJobInput = z.object({
-  jobId: z.string().min(1),
-  /** SHA-256 of the plan the approver reviewed; required when the job paused after a preview. */
-  expectedChecksum: z.string().optional(),
-  /** The approver's words, kept on the approval and in the audit record. */
-  message: z.string().trim().max(500, { error: "Keep the approval message under 500 characters" }).default(""),
-});
+export const resumeJobInput = resumeBody.extend({ jobId: z.string().min(1) });
 
 export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof resumeJobInput>) {
   const input = resumeJobInput.parse(raw);

@@ -9,6 +9,11 @@ export async function getOrganizationBySlug(db: Queryable, slug: string) {
   return org ?? null;
 }
 
+export async function getOrganizationById(db: Queryable, id: string) {
+  const [org] = await db.select().from(organizations).where(eq(organizations.id, id));
+  return org ?? null;
+}
+
 export async function membershipOf(db: Queryable, orgId: string, userId: string): Promise<Role | null> {
   const [m] = await db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
   return m?.role ?? null;

@@ -5,7 +5,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { artifacts } from "@/db/schema";
-import { ARTIFACT_KINDS, digestClaimed, digestHeader, ENCRYPTED_ARTIFACT_KINDS, sha256Of, type ArtifactKind } from "@/lib/artifacts";
+import { ARTIFACT_KINDS, digestClaimed, digestHeader, ENCRYPTED_ARTIFACT_KINDS, isArtifactKind, sha256Of } from "@/lib/artifacts";
 import { newId } from "@/lib/ids";
 import { decryptBytes, encryptBytes } from "../../crypto";
 import { badRequest, notFound, PlantonError } from "../../errors";
@@ -15,7 +15,7 @@ export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
 
 
 export async function uploadArtifact(db: Database, access: JobAccess, input: { kind: string | null; name: string | null; digest: string | null; bytes: Uint8Array }) {
-  if (!input.kind || !(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
+  if (!isArtifactKind(input.kind)) {
     throw badRequest(`Nothing was stored: kind must be one of ${ARTIFACT_KINDS.join(", ")} (got ${input.kind ?? "none"}).`, "kind");
   }
   if (!input.name) throw badRequest("Nothing was stored: name the artifact (?name=…).", "name");
@@ -28,7 +28,7 @@ export async function uploadArtifact(db: Database, access: JobAccess, input: { k
   }
   const id = newId("artifact");
   const sha256 = digest.hex;
-  const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind as ArtifactKind);
+  const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind);
   const content = encrypted ? encryptBytes(input.bytes) : Buffer.from(input.bytes).toString("base64");
   await db.insert(artifacts).values({ id, jobId: access.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content, encrypted });
   return { artifactId: id, sha256 };

@@ -26,7 +26,7 @@ async function jobEnvironment(db: Queryable, jobId: string) {
 
 export async function readJobSecret(db: Database, access: JobAccess, name: string) {
   const job = await jobEnvironment(db, access.jobId);
-  const variables = (job?.iacInput as { variables?: unknown } | null)?.variables ?? null;
+  const variables = job?.iacInput?.variables ?? null;
   if (!job || !secretReferences(variables).includes(name)) {
     throw new PlantonError("FORBIDDEN", `Nothing was read: job ${access.jobId} does not reference the secret ${name}. A job credential reads only the secrets its IaC input names.`);
   }

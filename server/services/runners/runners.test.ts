@@ -25,6 +25,9 @@ import { getState, lockState, putState, unlockState } from "./state";
 import { startStep } from "./steps";
 
 let t: TestDatabase;
+
+/** The IaC input the job keeps, to change one part of it. */
+const storedInput = async (jobId: string) => (await t.db.select().from(infraJobs).where(eq(infraJobs.id, jobId)))[0].iacInput!;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
@@ -309,7 +312,7 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     expect((await getJob(t.db, org.orgId, job.id)).outputs).toEqual(out.outputs);
     await expect(readJobSecret(t.db, c.access, "DEV__SITE_0__PASSWORD")).rejects.toThrow(/does not reference the secret DEV__SITE_0__PASSWORD/);
     // A job whose input references the secret may read it.
-    await t.db.update(infraJobs).set({ iacInput: { variables: { db_password: "$secret/DEV__SITE_0__PASSWORD" } } }).where(eq(infraJobs.id, job.id));
+    await t.db.update(infraJobs).set({ iacInput: { ...(await storedInput(job.id)), variables: { db_password: "$secret/DEV__SITE_0__PASSWORD" } } }).where(eq(infraJobs.id, job.id));
     expect(await readJobSecret(t.db, c.access, "DEV__SITE_0__PASSWORD")).toEqual({ value: "s3cret" });
   });
 
@@ -320,7 +323,7 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     const c = (await claim(t.db, runner))!;
     // The spec was changed after preflight: the runner's read still asks the same question.
-    await t.db.update(infraJobs).set({ iacInput: { variables: { token: "$secret/PROD_ONLY", other: "$secret/NOT_THERE" } } }).where(eq(infraJobs.id, job.id));
+    await t.db.update(infraJobs).set({ iacInput: { ...(await storedInput(job.id)), variables: { token: "$secret/PROD_ONLY", other: "$secret/NOT_THERE" } } }).where(eq(infraJobs.id, job.id));
     const refused = await readJobSecret(t.db, c.access, "PROD_ONLY").catch((e) => e);
     expect(refused).toMatchObject({ code: "FORBIDDEN" });
     expect(refused.message).toBe(

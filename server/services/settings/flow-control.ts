@@ -8,7 +8,7 @@ import { badRequest, notFound } from "../../errors";
 import type { Actor } from "../../actor";
 import { environmentByName } from "../organizations/lookup";
 
-import { PLATFORM_DEFAULT, POLICY_TOGGLES, togglesOf as toggles, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
+import { PLATFORM_DEFAULT, POLICY_SELECTORS, POLICY_TOGGLES, togglesOf as toggles, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
 
 export async function ensurePlatformPolicy(db: Queryable): Promise<void> {
   await db
@@ -59,7 +59,7 @@ export async function listFlowControlPolicies(db: Queryable, orgId: string) {
     .where(eq(infraComponents.orgId, orgId));
   const ids = ["platform", orgId, ...envs.map((e) => e.id), ...comps.map((c) => c.id)];
   const rows = await db.select().from(flowControlPolicies).where(inArray(flowControlPolicies.selectorId, ids));
-  const order: PolicySelector[] = ["platform", "organization", "environment", "component"];
+  const order: readonly PolicySelector[] = POLICY_SELECTORS;
   return rows
     .map((r) => {
       const comp = comps.find((c) => c.id === r.selectorId);

@@ -1,12 +1,11 @@
-import { apiRoute } from "@/server/public-api/http";
-import { getJob } from "@/server/services/jobs/queries";
+import { streamingRoute } from "@/server/public-api/http";
 import { downloadArtifactForViewer } from "@/server/services/runners/artifacts";
 
 export const dynamic = "force-dynamic";
 
 /** The artifact's bytes with `Digest: sha-256=<base64>`; clients verify it before using them. Encrypted artifacts are refused. */
-export const GET = apiRoute("viewer", async ({ rt, actor, params }) => {
-  await getJob(rt.db, actor.orgId, params.id);
+export const GET = streamingRoute(async ({ rt, api, params }) => {
+  await api.jobs.get({ id: params.id });
   const a = await downloadArtifactForViewer(rt.db, params.id, params.artifactId);
   return new Response(Buffer.from(a.bytes), {
     headers: {

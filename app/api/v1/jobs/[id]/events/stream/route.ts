@@ -1,6 +1,5 @@
-import { apiRoute } from "@/server/public-api/http";
+import { streamingRoute } from "@/server/public-api/http";
 import { streamJobEvents } from "@/server/services/jobs/events";
-import { getJob } from "@/server/services/jobs/queries";
 
 export const dynamic = "force-dynamic";
 
@@ -11,8 +10,8 @@ const HEARTBEAT_MS = 5_000;
  * (or `?after=`), each once and in order. When the job has completed and everything was sent, an
  * `event: end` closes the stream; a client that loses the connection before it reconnects with the last id.
  */
-export const GET = apiRoute("viewer", async ({ rt, actor, params, req, url }) => {
-  await getJob(rt.db, actor.orgId, params.id);
+export const GET = streamingRoute(async ({ rt, api, params, req, url }) => {
+  await api.jobs.get({ id: params.id });
   const after = Math.max(0, Number(req.headers.get("last-event-id") ?? url.searchParams.get("after") ?? 0) || 0);
   const abort = new AbortController();
   req.signal.addEventListener("abort", () => abort.abort());
