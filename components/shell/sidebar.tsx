@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { Boxes, Cable, ChevronsUpDown, History, KeyRound, Layers, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
+import { BookOpen, Boxes, Cable, ChevronsUpDown, History, KeyRound, Layers, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
 import type { ComponentType, ReactNode } from "react";
 import { authClient } from "@/lib/auth-client";
 import { AwaitingApprovalBadge } from "@/components/jobs/awaiting-approval-badge";
@@ -33,6 +33,7 @@ export function navSections(slug: string): { title?: string; items: NavItem[] }[
         { href: `${base}/settings/flow-control`, label: "Flow Control", icon: SlidersHorizontal },
         { href: `${base}/settings/members`, label: "Members", icon: Users },
         { href: `${base}/settings/api-tokens`, label: "API Tokens", icon: KeyRound },
+        { href: `${base}/api`, label: "API reference", icon: BookOpen },
       ],
     },
   ];

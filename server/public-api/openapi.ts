@@ -53,15 +53,28 @@ let document: ReturnType<typeof generateOpenApiDocument> | undefined;
 
 /** The OpenAPI 3.1 document of /api/v1. */
 export function openApiDocument() {
-  document ??= generateOpenApiDocument(appRouter, {
+  document ??= withCreatedStatus(generateOpenApiDocument(appRouter, {
     title: "Planton console API",
     version: "1",
     description:
       "Run and steer Infra Jobs from scripts. Authenticate with an API token (Settings → API Tokens) as `Authorization: Bearer plt_…`; the token's organization is the one acted in. Refusals answer `{error: {code, message}}` with what was not done and the fix.",
     baseUrl: API_BASE,
     paths: STREAMING_PATHS as Parameters<typeof generateOpenApiDocument>[1]["paths"],
-  });
+  }));
   return document;
+}
+
+/** The library documents every success as 200; a procedure with `created` meta answers 201 (responseMeta below). */
+function withCreatedStatus(doc: ReturnType<typeof generateOpenApiDocument>) {
+  for (const { meta } of publicProcedures()) {
+    if (!meta.created) continue;
+    const op = doc.paths?.[meta.openapi.path]?.[meta.openapi.method.toLowerCase() as "post"];
+    if (op?.responses?.["200"]) {
+      op.responses["201"] = { ...op.responses["200"], description: "Created" };
+      delete op.responses["200"];
+    }
+  }
+  return doc;
 }
 
 const json = (body: unknown, status: number, headers?: Headers) => {

@@ -1,0 +1,183 @@
+// The public API's contract, against the built console on a real Postgres with a real runner: the
+// OpenAPI document it serves is valid and lists every public procedure and every route under
+// /api/v1; every method of the typed client (lib/client) is called, and each answer matches the
+// document's schema for its route. A new client method without a case here fails the last test.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { createPlantonClient, PlantonApiError, type PlantonClient } from "../../lib/client";
+import { publicProcedures } from "../../server/public-api/openapi";
+import { startJobStack, type JobStack } from "./harness";
+
+let stack: JobStack;
+let doc: { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
+let client: PlantonClient;
+const called = new Set<string>();
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+
+/** The client, recording which of its methods were called. */
+function recording<T extends object>(target: T, prefix = ""): T {
+  return new Proxy(target, {
+    get(obj, key: string) {
+      const value = Reflect.get(obj, key);
+      if (typeof value === "function") {
+        return (...args: unknown[]) => {
+          called.add(prefix + key);
+          return value.apply(obj, args);
+        };
+      }
+      return value && typeof value === "object" ? recording(value, `${prefix}${key}.`) : value;
+    },
+  });
+}
+
+/** Every callable path of the client: `jobs.get`, `whoami`, … */
+function methodsOf(obj: object, prefix = ""): string[] {
+  return Object.entries(obj).flatMap(([k, v]) => (typeof v === "function" ? [prefix + k] : v && typeof v === "object" ? methodsOf(v, `${prefix}${k}.`) : []));
+}
+
+/** Asserts `value` matches the document's JSON answer for `method path` with `status`. */
+function conforms(method: string, route: string, status: number, value: unknown) {
+  const schema = doc.paths[route]?.[method]?.responses[String(status)]?.content?.["application/json"]?.schema;
+  expect(schema, `the document has a ${status} JSON answer for ${method.toUpperCase()} ${route}`).toBeDefined();
+  const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/')));
+  const ok = validate(value);
+  expect(ok ? [] : validate.errors, `${method.toUpperCase()} ${route} answered off its schema`).toEqual([]);
+}
+
+beforeAll(async () => {
+  stack = await startJobStack();
+  await stack.component("site", "dev", "StaticSite", { site_name: "contract" });
+  await stack.component("gated", "dev", "StaticSite", { site_name: "gated" });
+  await stack.component("held", "dev", "StaticSite", { site_name: "held" });
+  await stack.componentPolicy("gated", { pauseBeforeApply: true, previewBeforeApply: true });
+  await stack.componentPolicy("held", { manualStart: true });
+  await stack.startRunner("runner-contract", 2);
+  doc = await (await fetch(`${stack.server.url}/api/v1/openapi.json`)).json();
+  ajv.addSchema({ $id: "openapi", components: (doc as unknown as { components: object }).components });
+  client = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("engineer") }));
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe("the OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const result = await new Validator().validate(structuredClone(doc) as never);
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("lists every public procedure at its method and path", () => {
+    const procedures = publicProcedures();
+    expect(procedures.length).toBeGreaterThan(10);
+    for (const p of procedures) {
+      const route = p.meta.openapi.path.replace(/\/$/, "");
+      const op = doc.paths[route]?.[p.meta.openapi.method.toLowerCase()] as { operationId?: string } | undefined;
+      expect(op, `${p.path} is in the document at ${p.meta.openapi.method} ${route}`).toBeDefined();
+      expect(op!.operationId).toBe(p.path.replaceAll(".", "-"));
+    }
+  });
+
+  it("documents every route file under /api/v1", () => {
+    const dir = path.resolve(import.meta.dirname, "../../app/api/v1");
+    const routes = (fs.readdirSync(dir, { recursive: true }) as string[])
+      .filter((f) => f.endsWith("route.ts"))
+      .map((f) => `/${path.dirname(f)}`.replace(/\[(\w+)\]/g, "{$1}"))
+      .filter((r) => r !== "/[...path]" && r !== "/openapi.json");
+    expect(routes.length).toBeGreaterThan(0);
+    for (const r of routes) expect(Object.keys(doc.paths), `route ${r}`).toContain(r);
+  });
+});
+
+describe("the typed client against the real server", () => {
+  let jobId: string;
+
+  it("whoami and preflight", async () => {
+    conforms("get", "/whoami", 200, await client.whoami());
+    const pre = await client.preflight({ kind: "StaticSite" });
+    expect(pre.reports.map((r) => r.environment).sort()).toEqual(["dev", "prod", "staging"]);
+    conforms("get", "/preflight", 200, pre);
+    conforms("get", "/preflight", 200, await client.preflight({ kind: "StaticSite", environment: "dev" }));
+  });
+
+  it("creates a job, reads it, its list, events, stream, artifacts, IaC input and plan, and reruns it", async () => {
+    const created = await client.jobs.create(stack.ids.site, { operation: "update", versionMessage: "contract" });
+    conforms("post", "/components/{componentId}/jobs", 201, created);
+    jobId = created.id;
+    await stack.finished(jobId);
+    const job = await client.jobs.get(jobId);
+    expect(job.result, job.reason ?? "").toBe("succeeded");
+    conforms("get", "/jobs/{id}", 200, job);
+    conforms("get", "/components/{componentId}/jobs", 200, await client.components.listJobs(stack.ids.site, { limit: 5 }));
+    const page = await client.jobs.list(stack.ids.site, { limit: 1 });
+    expect(page.jobs[0].id).toBe(jobId);
+    conforms("get", "/components/{componentId}/jobs", 200, page);
+    const search = await client.jobs.search({ componentId: stack.ids.site, status: "completed", limit: 10 });
+    expect(search.jobs.map((j) => j.id)).toContain(jobId);
+    conforms("get", "/jobs", 200, search);
+    const events = await client.jobs.events(jobId, 0, 5000);
+    expect(events.events.length).toBe(events.lastSeq);
+    conforms("get", "/jobs/{id}/events", 200, events);
+    const streamed = [];
+    for await (const e of client.jobs.streamEvents(jobId)) streamed.push(e);
+    expect(streamed.map((e) => e.seq)).toEqual(events.events.map((e) => e.seq));
+    const eventSchema = ajv.compile({ $ref: "openapi#/components/schemas/ProgressEvent" });
+    expect(streamed.every((e) => eventSchema(e)), JSON.stringify(eventSchema.errors)).toBe(true);
+    const artifacts = await client.jobs.listArtifacts(jobId);
+    conforms("get", "/jobs/{id}/artifacts", 200, { artifacts });
+    const readable = artifacts.find((a) => !a.encrypted)!;
+    expect((await client.jobs.getArtifact(jobId, readable.id)).length).toBe(readable.size);
+    conforms("get", "/jobs/{id}/iac-input", 200, await client.jobs.getIacInput(jobId));
+    conforms("get", "/jobs/{id}/plan", 200, await client.jobs.getPlan(jobId));
+    const rerun = await client.jobs.rerun(jobId, { versionMessage: "again" });
+    expect(rerun.rerunOf).toBe(jobId);
+    conforms("post", "/jobs/{jobId}/rerun", 201, rerun);
+    await stack.finished(rerun.id);
+  });
+
+  it("approves a paused job with the reviewed plan's checksum, and cancels a held one", async () => {
+    const paused = await client.jobs.create(stack.ids.gated, { operation: "update" });
+    await stack.waitFor(paused.id, (j) => j.status === "awaiting_approval");
+    const plan = await client.jobs.getPlan(paused.id);
+    const resumed = await client.jobs.resume(paused.id, { expectedChecksum: plan.checksum, message: "looks right" });
+    expect(resumed.approval.planSha256).toBe(plan.checksum);
+    conforms("post", "/jobs/{jobId}/resume", 200, resumed);
+    expect((await stack.finished(paused.id)).result).toBe("succeeded");
+
+    const held = await client.jobs.create(stack.ids.held, { operation: "update" });
+    await stack.waitFor(held.id, (j) => j.status === "awaiting_approval");
+    const cancelled = await client.jobs.cancel(held.id);
+    expect(cancelled.result).toBe("cancelled");
+    conforms("post", "/jobs/{jobId}/cancel", 200, cancelled);
+  });
+
+  it("refuses in the product's words, as {error: {code, message}}", async () => {
+    const refusal = (p: Promise<unknown>) => p.then(() => null, (e: PlantonApiError) => ({ status: e.status, code: e.code, message: e.message }));
+    expect(await refusal(client.jobs.get("job_nope"))).toMatchObject({ status: 404, code: "NOT_FOUND", message: expect.stringMatching(/^Infra Job job_nope was not found/) });
+    expect(await refusal(client.jobs.resume(jobId, { message: "x".repeat(501) }))).toMatchObject({ status: 400, code: "BAD_REQUEST", message: "Nothing was done: message: Keep the approval message under 500 characters" });
+    expect(await refusal(client.jobs.create(stack.ids.site, { operation: "apply-everything" }))).toMatchObject({ status: 400, message: expect.stringContaining('Unknown Operation "apply-everything"') });
+    const anonymous = await fetch(`${stack.server.url}/api/v1/jobs/${jobId}`);
+    expect([anonymous.status, (await anonymous.json()).error.message]).toEqual([401, "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>."]);
+    const forged = await fetch(`${stack.server.url}/api/v1/jobs/${jobId}`, { headers: { authorization: "Bearer plt_forged" } });
+    expect([forged.status, (await forged.json()).error.message]).toEqual([401, expect.stringMatching(/^The API token was refused/)]);
+    const nowhere = await fetch(`${stack.server.url}/api/v1/nowhere`, { headers: { authorization: `Bearer ${await stack.tokenFor("viewer")}` } });
+    expect([nowhere.status, (await nowhere.json()).error.message]).toEqual([404, "Nothing was done: there is no GET /api/v1/nowhere in the Planton API. The routes are listed in /api/v1/openapi.json."]);
+    const viewer = createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("viewer") });
+    expect(await refusal(viewer.jobs.cancel(jobId))).toMatchObject({ status: 403, message: expect.stringContaining("this needs the engineer role") });
+    // A POST without a body or content type (curl -X POST) is an empty JSON object.
+    const bare = await fetch(`${stack.server.url}/api/v1/jobs/${jobId}/rerun`, { method: "POST", headers: { authorization: `Bearer ${await stack.tokenFor("engineer")}` } });
+    expect(bare.status).toBe(201);
+    await stack.finished((await bare.json()).id);
+  });
+
+  it("called every method of the client", () => {
+    const all = methodsOf(createPlantonClient({ url: "http://unused", token: "unused" }));
+    expect(all.filter((m) => !called.has(m))).toEqual([]);
+  });
+});
