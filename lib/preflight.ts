@@ -7,6 +7,15 @@ import type { preflightCheckSchema, preflightReportSchema } from "./api/schemas"
 export const ESSENTIALS = ["module", "credentials", "backend", "flow_control", "secrets"] as const;
 export type Essential = (typeof ESSENTIALS)[number];
 
+/** Each essential's name, as the preflight report in the console and the CLI heads it. */
+export const ESSENTIAL_LABEL: Record<Essential, string> = {
+  module: "IaC module",
+  credentials: "Provider credentials",
+  backend: "State backend",
+  flow_control: "Flow control",
+  secrets: "Secrets",
+};
+
 /** The report's shapes are defined once, in the API schemas (lib/api/schemas.ts). */
 export type PreflightCheck = z.infer<typeof preflightCheckSchema>;
 export type PreflightReport = z.infer<typeof preflightReportSchema>;

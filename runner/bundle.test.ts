@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundleChecksum, writeBundle } from "./bundle";
+import { bundleSha256 as bundleChecksum } from "../lib/module-bundle";
+import { writeBundle } from "./bundle";
 import { tempDir } from "./test/helpers";
 
 describe("module bundle", () => {

@@ -1,13 +1,7 @@
-import { createHash } from "node:crypto";
+import { bundleSha256 } from "../lib/module-bundle";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 
-/** SHA-256 hex of a module bundle in its canonical form: sorted paths, each `path\0content\0`. */
-export function bundleChecksum(files: Record<string, string>): string {
-  const h = createHash("sha256");
-  for (const p of Object.keys(files).sort()) h.update(`${p}\0${files[p]}\0`, "utf8");
-  return h.digest("hex");
-}
 
 export class BundleError extends Error {
   constructor(message: string) {
@@ -18,7 +12,7 @@ export class BundleError extends Error {
 
 /** Checks the bundle against its declared checksum, then writes its files under `dir`. */
 export async function writeBundle(dir: string, files: Record<string, string>, expectedSha256: string): Promise<void> {
-  const actual = bundleChecksum(files);
+  const actual = bundleSha256(files);
   if (actual !== expectedSha256.toLowerCase()) {
     throw new BundleError(
       `Nothing ran: the module bundle does not match its checksum (expected sha256 ${expectedSha256}, got ${actual}). ` +

@@ -1,9 +1,7 @@
 "use client";
 import { CheckCircle2, XCircle } from "lucide-react";
-import type { PreflightReport } from "@/lib/preflight";
+import { ESSENTIAL_LABEL, type PreflightReport } from "@/lib/preflight";
 import { cn } from "@/components/ui/cn";
-
-const ESSENTIAL_LABEL: Record<string, string> = { module: "IaC module", credentials: "Provider credentials", backend: "State backend", flow_control: "Flow control", secrets: "Secrets" };
 
 /** The four essentials plus the connection's authorization and the spec's secrets for the environment, each passed or failed with what it resolved to. */
 export function PreflightChecks({ report, showVisited = false }: { report: PreflightReport; showVisited?: boolean }) {

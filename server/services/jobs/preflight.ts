@@ -1,6 +1,5 @@
 // Preflight: before a job is queued, resolve the four essentials (IaC module, provider credentials,
 // state backend, flow-control policy) and check the connection may be used in the environment.
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { and, eq, inArray } from "drizzle-orm";
@@ -8,6 +7,7 @@ import { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { CONNECTION_PROVIDERS } from "@/lib/catalog";
+import { bundleSha256 } from "@/lib/module-bundle";
 import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
@@ -38,12 +38,6 @@ export interface Resolved {
   variableValues: Record<string, string>;
 }
 
-/** SHA-256 of the canonical bundle: sorted paths, each `path\0content\0`. */
-export function bundleSha256(files: Record<string, string>): string {
-  const h = createHash("sha256");
-  for (const p of Object.keys(files).sort()) h.update(`${p}\0${files[p]}\0`);
-  return h.digest("hex");
-}
 
 /** Reads a module's files from its `source` folder (relative to the server's working folder). Null when it is not a local folder. */
 export function readModuleBundle(source: string): ModuleBundle | null {
