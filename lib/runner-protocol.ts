@@ -50,7 +50,7 @@ export const RESOURCE_PHASES = ["planned", "drift", "start", "progress", "comple
 
 /** One event as a runner uploads it: `seq` is the runner's own, per job attempt, starting at 1. */
 export const uploadedEvent = z.object({
-  seq: z.number().int().positive(),
+  seq: z.int32().positive(),
   ts: z.string(),
   /** The step this event belongs to (init, refresh, preview, apply, destroy, import), or null for job-level. */
   operation: z.enum(STEP_NAMES).nullable(),
@@ -196,7 +196,7 @@ export interface StepFinishResponse {
 
 export const attemptEndRequest = z.object({
   attemptId: z.string(),
-  exitCode: z.number().int(),
+  exitCode: z.int32(),
   reason: z.string().optional(),
 });
 

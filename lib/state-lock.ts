@@ -1,15 +1,14 @@
 // OpenTofu's state lock as every side speaks it: the lock info, field for field, and the
 // "Error acquiring the state lock" text a second locker gets, with the holder and what to do.
 
-export interface LockInfo {
-  ID: string;
-  Path: string;
-  Operation: string;
-  Who: string;
-  Version: string;
-  Created: string;
-  Info: string;
-}
+import { z } from "zod";
+
+const field = z.string().max(1000);
+
+/** OpenTofu's lock info, field for field (what a lock request may send, every field optional). */
+export const lockInfoSchema = z.object({ ID: field, Path: field, Operation: field, Who: field, Version: field, Created: field, Info: field });
+export type LockInfo = z.infer<typeof lockInfoSchema>;
+export const lockRequest = lockInfoSchema.partial();
 
 /** OpenTofu's "Error acquiring the state lock" text, with the holder's lock info and what to do. */
 export function formatLockError(info: LockInfo, reason = "state is locked"): string {

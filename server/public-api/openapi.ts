@@ -5,6 +5,8 @@
 import { createOpenApiFetchHandler, forEachOpenApiProcedure, generateOpenApiDocument, type OpenApiMeta } from "trpc-to-openapi";
 import { z, ZodError } from "zod";
 import { answerFor } from "../error-map";
+import { PlantonError } from "../errors";
+import { MAX_BODY_BYTES, readBodyText } from "../input-guard";
 import { getRuntime } from "../runtime";
 import type { ProcedureMeta } from "../trpc/init";
 import { appRouter } from "../trpc/root";
@@ -33,7 +35,7 @@ const STREAMING_PATHS = {
       tags: ["Infra Jobs"],
       summary: "Live progress as server-sent events: `id: <seq>` + `data: <ProgressEvent JSON>` after Last-Event-ID (or ?after=); `event: end` when the job has completed",
       security: bearer,
-      requestParams: { path: z.object({ id: jobId }), query: z.object({ after: z.number().int().min(0).optional() }), header: z.object({ "last-event-id": z.string().optional() }) },
+      requestParams: { path: z.object({ id: jobId }), query: z.object({ after: z.int32().min(0).optional() }), header: z.object({ "last-event-id": z.string().optional() }) },
       responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } } },
     },
   },
@@ -111,19 +113,26 @@ async function refusal(res: Response, req: Request): Promise<Response> {
   return json({ error }, res.status, res.headers);
 }
 
-/** A POST without a body (`curl -X POST …/cancel`) is an empty JSON object. */
+/** The body read once, within its bound; a POST without one (`curl -X POST …/cancel`) is an empty JSON object. */
 async function withJsonBody(req: Request): Promise<Request> {
-  if (req.method === "GET" || req.headers.get("content-type")) return req;
-  const text = await req.text();
+  if (req.method === "GET" || req.method === "HEAD") return req;
+  const text = await readBodyText(req, MAX_BODY_BYTES);
   const headers = new Headers(req.headers);
-  headers.set("content-type", "application/json");
+  if (!headers.get("content-type")) headers.set("content-type", "application/json");
   return new Request(req.url, { method: req.method, headers, body: text.trim() ? text : "{}", signal: req.signal });
 }
 
 /** Answers one request to /api/v1 with the procedure its method and path name. */
 export async function handlePublicApi(incoming: Request): Promise<Response> {
+  let req: Request;
+  try {
+    decodeURIComponent(new URL(incoming.url).pathname);
+    req = await withJsonBody(incoming);
+  } catch (err) {
+    const a = err instanceof URIError ? answerFor(new PlantonError("BAD_REQUEST", "Nothing was done: the address has a malformed %-escape. Encode each path segment with encodeURIComponent."), "public API") : answerFor(err, "public API");
+    return json({ error: { code: a.code, message: a.message, ...(a.errorId ? { errorId: a.errorId } : {}) } }, a.status);
+  }
   const rt = await getRuntime();
-  const req = await withJsonBody(incoming);
   const res = await createOpenApiFetchHandler({
     endpoint: API_BASE,
     router: appRouter,

@@ -2,7 +2,7 @@
 // Refusals come back as JSON `{error: {message, code}}` with the matching status.
 import type { z } from "zod";
 import { errorResponse } from "../error-map";
-import { PlantonError } from "../errors";
+import { assertSafeInput, MAX_RUNNER_BODY_BYTES, parseJsonBody, readBodyBytes, readBodyText } from "../input-guard";
 import { getRuntime, type Runtime } from "../runtime";
 import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
 import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runners/register-runner";
@@ -10,14 +10,15 @@ import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runner
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
 
+/** The JSON body, within its bound and free of NUL bytes and lone surrogates. */
+async function rawBody(req: Request): Promise<unknown> {
+  const raw = parseJsonBody(await readBodyText(req, MAX_RUNNER_BODY_BYTES));
+  assertSafeInput(raw);
+  return raw;
+}
+
 async function body<T extends z.ZodType>(req: Request, schema: T): Promise<z.infer<T>> {
-  let raw: unknown;
-  try {
-    raw = await req.json();
-  } catch {
-    throw new PlantonError("BAD_REQUEST", "Nothing was done: the body is not JSON.");
-  }
-  return schema.parse(raw);
+  return schema.parse(await rawBody(req));
 }
 
 export interface JobRouteContext {
@@ -26,6 +27,10 @@ export interface JobRouteContext {
   jobId: string;
   params: Record<string, string>;
   body: <T extends z.ZodType>(schema: T) => Promise<z.infer<T>>;
+  /** The JSON body as sent, for services that check its shape themselves. */
+  json: () => Promise<unknown>;
+  /** The raw bytes of the body (artifact uploads). */
+  bytes: () => Promise<Uint8Array>;
 }
 
 type Params = { params: Promise<Record<string, string>> };
@@ -49,8 +54,12 @@ export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Res
     try {
       const rt = await getRuntime();
       const p = await params;
+      assertSafeInput(p);
       const access = await jobAccess(rt.db, bearerOf(req.headers), p.jobId, opts.use ?? "running");
-      return await fn({ rt, access, jobId: p.jobId, params: p, body: (s) => body(req, s) }, req);
+      return await fn(
+        { rt, access, jobId: p.jobId, params: p, body: (s) => body(req, s), json: () => rawBody(req), bytes: async () => new Uint8Array(await readBodyBytes(req, MAX_RUNNER_BODY_BYTES)) },
+        req,
+      );
     } catch (err) {
       return errorResponse(err, "runner API");
     }

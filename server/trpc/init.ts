@@ -6,6 +6,7 @@ import { roleAllows, type Role } from "@/lib/roles";
 import type { Actor } from "../actor";
 import { answerFor } from "../error-map";
 import { PlantonError } from "../errors";
+import { assertSafeInput } from "../input-guard";
 import { IllegalTransitionError } from "../services/jobs/lifecycle";
 import { getOrganizationById, getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
 import { NOT_SIGNED_IN, type Context } from "./context";
@@ -63,7 +64,13 @@ const refusals = t.middleware(async ({ next }) => {
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(refusals);
+/** NUL bytes, lone surrogates and absurd nesting are refused before any schema or service sees them. */
+const safeInput = t.middleware(async ({ getRawInput, next }) => {
+  assertSafeInput(await getRawInput());
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(refusals).use(safeInput);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: NOT_SIGNED_IN });

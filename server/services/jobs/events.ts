@@ -102,7 +102,7 @@ export async function readEventsAfter(db: Queryable, jobId: string, afterSeq = 0
 
 export const readEventsPageInput = z.object({
   id: z.string().min(1),
-  after: z.number().int().min(0).default(0).meta({ description: "The last seq already seen" }),
+  after: z.int32().min(0).default(0).meta({ description: "The last seq already seen" }),
   limit: z.number().int().min(1).max(5000).default(1000),
 });
 

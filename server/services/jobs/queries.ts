@@ -8,7 +8,7 @@ import { approvals, artifacts, environments, infraComponents, infraJobs, jobOper
 import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
-import { notFound } from "../../errors";
+import { badRequest, notFound } from "../../errors";
 import { jobActions } from "./lifecycle";
 import { artifactBytes } from "../runners/artifacts";
 
@@ -88,8 +88,12 @@ export async function listJobStarters(db: Queryable, orgId: string): Promise<str
 
 const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString("base64url");
 function decodeCursor(cursor: string): [Date, string] {
-  const [at, id] = Buffer.from(cursor, "base64url").toString().split("|");
-  return [new Date(at), id ?? ""];
+  const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString().split("|");
+  const when = new Date(at);
+  if (rest.length || !id || Number.isNaN(when.getTime())) {
+    throw badRequest("Nothing was listed: the cursor is not one this list gave out. Pass the nextCursor of the previous page as is, or leave it out to start from the newest.", "cursor");
+  }
+  return [when, id];
 }
 
 async function jobRow(db: Queryable, orgId: string, id: string) {

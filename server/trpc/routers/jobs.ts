@@ -13,6 +13,7 @@ import {
 } from "@/lib/api/schemas";
 import { engineerProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
+import { lastSeenSeq } from "../../input-guard";
 import { cancelJob, cancelJobInput } from "../../services/jobs/cancel-job";
 import { createJob, createJobInput } from "../../services/jobs/create-job";
 import { readEventsPage, readEventsPageInput, streamJobEvents } from "../../services/jobs/events";
@@ -100,7 +101,7 @@ export const jobsRouter = router({
     .input(z.object({ id: z.string().min(1), lastEventId: z.string().nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       await getJob(ctx.db, ctx.actor.orgId, input.id);
-      const after = Number(input.lastEventId ?? 0) || 0;
+      const after = lastSeenSeq(input.lastEventId);
       for await (const event of streamJobEvents((await getRuntime()).handle, input.id, after, signal)) yield tracked(String(event.seq), event);
     }),
 });

@@ -8,7 +8,7 @@ export const GET = jobRoute(async ({ rt, access }) => {
   return state ? json(state) : new Response(null, { status: 204 });
 });
 
-export const PUT = jobRoute(async ({ rt, access }, req) => {
-  const state = await req.json().catch(() => null);
+export const PUT = jobRoute(async ({ rt, access, json: read }, req) => {
+  const state = await read();
   return json(await putState(rt.db, access, new URL(req.url).searchParams.get("lockId"), state));
 });

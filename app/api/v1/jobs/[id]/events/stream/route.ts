@@ -1,3 +1,4 @@
+import { lastSeenSeq } from "@/server/input-guard";
 import { streamingRoute } from "@/server/public-api/http";
 import { streamJobEvents } from "@/server/services/jobs/events";
 
@@ -12,7 +13,8 @@ const HEARTBEAT_MS = 5_000;
  */
 export const GET = streamingRoute(async ({ rt, api, params, req, url }) => {
   await api.jobs.get({ id: params.id });
-  const after = Math.max(0, Number(req.headers.get("last-event-id") ?? url.searchParams.get("after") ?? 0) || 0);
+  const fromHeader = req.headers.get("last-event-id");
+  const after = fromHeader !== null ? lastSeenSeq(fromHeader) : lastSeenSeq(url.searchParams.get("after"), "after");
   const abort = new AbortController();
   req.signal.addEventListener("abort", () => abort.abort());
   const encoder = new TextEncoder();

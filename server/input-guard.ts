@@ -1,0 +1,94 @@
+// Input no edge should pass on: strings with NUL bytes or lone UTF-16 surrogates (Postgres refuses
+// the first, and neither is text anyone meant), JSON nested deeper than any payload of the product,
+// bodies beyond a bound, and seqs that are not 32-bit. Each edge (tRPC, REST, the runner API) asks
+// here, so bad input is a 400 naming what was wrong and what was not done, never a server error.
+import { PlantonError } from "./errors";
+
+/** Deeper than any spec, plan or event payload the product reads. */
+export const MAX_INPUT_DEPTH = 64;
+/** A request body of the console's and the REST API's procedures. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** A runner's uploads (event batches, outputs, state) are larger. */
+export const MAX_RUNNER_BODY_BYTES = 64 * 1024 * 1024;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const describe = (path: string[]) => (path.length ? path.join(".") : "the input");
+
+/** What is wrong with `value`, in words, or null when nothing is. */
+export function unsafeInput(value: unknown, path: string[] = [], depth = 0): string | null {
+  if (depth > MAX_INPUT_DEPTH) return `${describe(path)} is nested more than ${MAX_INPUT_DEPTH} levels deep`;
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) return `${describe(path)} contains a NUL byte`;
+    if (LONE_SURROGATE.test(value)) return `${describe(path)} is not valid Unicode text (it has a lone surrogate)`;
+    return null;
+  }
+  if (typeof value === "number") return Number.isFinite(value) ? null : `${describe(path)} is not a finite number`;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const bad = unsafeInput(value[i], [...path, String(i)], depth + 1);
+      if (bad) return bad;
+    }
+    return null;
+  }
+  if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const bad = unsafeInput(k, [...path, "(a key)"], depth + 1) ?? unsafeInput(v, [...path, k], depth + 1);
+      if (bad) return bad;
+    }
+  }
+  return null;
+}
+
+/** Throws the product's 400 when `value` is unsafe. */
+export function assertSafeInput(value: unknown, what = ""): void {
+  const bad = unsafeInput(value, what ? [what] : []);
+  if (bad) throw new PlantonError("BAD_REQUEST", `Nothing was done: ${bad}. Send plain text without control characters.`);
+}
+
+/** Reads a request body as text, refusing one over `limit` bytes before it is all in memory. */
+export async function readBodyText(req: Request, limit: number): Promise<string> {
+  return (await readBodyBytes(req, limit)).toString("utf8");
+}
+
+/** Reads a request body's bytes, refusing one over `limit` before it is all in memory. */
+export async function readBodyBytes(req: Request, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers.get("content-length") ?? 0);
+  if (declared > limit) throw tooLarge(limit);
+  if (!req.body) return Buffer.alloc(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+const tooLarge = (limit: number) => new PlantonError("BAD_REQUEST", `Nothing was done: the body is larger than ${Math.round(limit / 1024 / 1024)} MiB. Send less at a time.`);
+
+/** Parses a JSON body; a body that is not JSON (or is nested past reason) is the product's 400. */
+export function parseJsonBody(text: string): unknown {
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PlantonError("BAD_REQUEST", "Nothing was done: the body is not JSON.");
+  }
+}
+
+/** The last seq a reader saw (`Last-Event-ID`, `?after=`): a whole number from 0 up to 2³¹−1. */
+export function lastSeenSeq(raw: string | null | undefined, what = "Last-Event-ID"): number {
+  if (raw === null || raw === undefined || raw === "") return 0;
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2 ** 31 - 1) {
+    throw new PlantonError("BAD_REQUEST", `Nothing was done: ${what} must be the seq of the last event seen, a whole number from 0 to 2147483647.`);
+  }
+  return Number(raw);
+}
