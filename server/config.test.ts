@@ -15,6 +15,7 @@ describe("the server's configuration", () => {
       PORT: 3000,
       HOST: "127.0.0.1",
       PLANTON_URL: undefined,
+      PLANTON_TRUSTED_ORIGINS: [],
       PLANTON_SERVER_URL: undefined,
       PLANTON_SECRET_KEY: undefined,
       BETTER_AUTH_SECRET: undefined,
