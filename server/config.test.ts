@@ -45,6 +45,15 @@ describe("the server's configuration", () => {
     expect(serverConfig({ PLANTON_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") }).PLANTON_SECRET_KEY).toEqual(Buffer.alloc(32, 7));
   });
 
+  it("reads PLANTON_TRUSTED_ORIGINS as origins, and refuses anything with a path", () => {
+    expect(serverConfig({ PLANTON_TRUSTED_ORIGINS: "https://a.example, http://b.example:8080/" }).PLANTON_TRUSTED_ORIGINS).toEqual(["https://a.example", "http://b.example:8080"]);
+    expect(() => serverConfig({ PLANTON_TRUSTED_ORIGINS: "https://a.example/console" })).toThrow(
+      new ConfigError(
+        `The Planton console did not start: PLANTON_TRUSTED_ORIGINS is "https://a.example/console", which is not a list of origins: https://a.example/console is not scheme://host[:port] with nothing after. Set it like PLANTON_TRUSTED_ORIGINS=https://planton.example.com,https://ops.example.com, or unset it for the default.`,
+      ),
+    );
+  });
+
   it("refuses a bad value with the variable, what is wrong with it and an example", () => {
     expect(() => serverConfig({ PLANTON_LEASE_SECONDS: "soon" })).toThrow(
       new ConfigError(`The Planton console did not start: PLANTON_LEASE_SECONDS is "soon", which is not a whole number from 1 to 3600. Set it like PLANTON_LEASE_SECONDS=60, or unset it for the default.`),
