@@ -3,7 +3,7 @@
 // another origin cannot frame the console.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect, test, type BrowserContext, type Page } from "@playwright/test";
+import { chromium, expect, test, type BrowserContext, type Page } from "@playwright/test";
 import { TRPC_MAX_BATCH_CALLS } from "../lib/trpc/limits";
 import { e2eState, signIn } from "./support";
 
@@ -100,5 +100,28 @@ test("a page on another origin cannot frame the console: Chromium refuses and sh
     expect(page.frames().map((f) => f.url())).not.toContain(`${s.baseURL}/sign-in`);
   } finally {
     await new Promise((r) => other.close(r));
+  }
+});
+
+test("signing in on an address the console was not configured for says why and which setting to set", async () => {
+  const s = e2eState();
+  const port = new URL(s.baseURL).port;
+  // Another name for the same console, as a LAN address would be: the browser resolves it to the console.
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-gpu", "--host-resolver-rules=MAP console.lan 127.0.0.1"],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`http://console.lan:${port}/sign-in`);
+    await page.getByLabel("Email").fill(s.email);
+    await page.getByLabel("Password").fill(s.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").filter({ hasText: "Nothing was done" })).toHaveText(
+      `Nothing was done: the request came from http://console.lan:${port}, which is not the console's address ${s.baseURL}, so it may be another site acting with your sign-in. If you open the console at that address, set PLANTON_URL to it (or add it to PLANTON_TRUSTED_ORIGINS) and restart the console; otherwise open the console at ${s.baseURL} and try again.`,
+    );
+    await expect(page).toHaveURL(`http://console.lan:${port}/sign-in`);
+  } finally {
+    await browser.close();
   }
 });
