@@ -4,8 +4,8 @@
 // uploads, which a proxy would buffer; next.config.ts gives their answers the same headers.
 import { NextResponse, type NextRequest } from "next/server";
 import { serverConfig } from "@/server/config";
-import { NON_PAGE_CONTENT_SECURITY_POLICY, pageContentSecurityPolicy } from "@/server/security-headers";
-import { bodyTooLargeMessage, originRefusal, refusalResponse, securityHeaders, servedOverHttps, type EdgeConfig } from "@/server/web-edge";
+import { NON_PAGE_CONTENT_SECURITY_POLICY, pageContentSecurityPolicy, securityHeaders } from "@/server/security-headers";
+import { bodyTooLargeMessage, originRefusal, refusalResponse, servedOverHttps, type EdgeConfig } from "@/server/web-edge";
 import { TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 
 let edge: EdgeConfig | undefined;

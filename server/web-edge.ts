@@ -5,8 +5,6 @@ import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/
 import { TRPC_MAX_BATCH_CALLS, TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 import type { ServerConfig } from "./config";
 
-export { securityHeaders } from "./security-headers";
-
 export type EdgeConfig = Pick<ServerConfig, "PLANTON_URL" | "PLANTON_TRUSTED_ORIGINS" | "HOST" | "PORT">;
 
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
