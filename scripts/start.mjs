@@ -8,7 +8,7 @@ import { tsImport } from "tsx/esm/api";
 
 const root = path.resolve(import.meta.dirname, "..");
 const buildId = path.join(root, ".next", "BUILD_ID");
-const SOURCES = ["app", "components", "server", "lib", "db", "engine", "catalog", "next.config.ts", "package.json", "instrumentation.ts"];
+const SOURCES = ["app", "components", "server", "lib", "db", "engine", "catalog", "next.config.ts", "proxy.ts", "package.json", "instrumentation.ts"];
 
 function newestMtime(p) {
   const full = path.join(root, p);

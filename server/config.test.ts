@@ -15,6 +15,7 @@ describe("the server's configuration", () => {
       PORT: 3000,
       HOST: "127.0.0.1",
       PLANTON_URL: undefined,
+      PLANTON_TRUSTED_ORIGINS: [],
       PLANTON_SERVER_URL: undefined,
       PLANTON_SECRET_KEY: undefined,
       BETTER_AUTH_SECRET: undefined,
@@ -42,6 +43,15 @@ describe("the server's configuration", () => {
     expect(c).toMatchObject({ PLANTON_DATA_DIR: "/srv/planton", DATABASE_URL: "postgresql://planton@db:5432/planton", PLANTON_LEASE_SECONDS: 4, PLANTON_HOSTED_RUNNERS: 0, PLANTON_ADMIN_EMAIL: "ops@example.com", PLANTON_AUTH_RATE_LIMIT: "off" });
     expect(c.PLANTON_SECRET_KEY).toEqual(Buffer.alloc(32, 0xab));
     expect(serverConfig({ PLANTON_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") }).PLANTON_SECRET_KEY).toEqual(Buffer.alloc(32, 7));
+  });
+
+  it("reads PLANTON_TRUSTED_ORIGINS as origins, and refuses anything with a path", () => {
+    expect(serverConfig({ PLANTON_TRUSTED_ORIGINS: "https://a.example, http://b.example:8080/" }).PLANTON_TRUSTED_ORIGINS).toEqual(["https://a.example", "http://b.example:8080"]);
+    expect(() => serverConfig({ PLANTON_TRUSTED_ORIGINS: "https://a.example/console" })).toThrow(
+      new ConfigError(
+        `The Planton console did not start: PLANTON_TRUSTED_ORIGINS is "https://a.example/console", which is not a list of origins: https://a.example/console is not scheme://host[:port] with nothing after. Set it like PLANTON_TRUSTED_ORIGINS=https://planton.example.com,https://ops.example.com, or unset it for the default.`,
+      ),
+    );
   });
 
   it("refuses a bad value with the variable, what is wrong with it and an example", () => {

@@ -16,6 +16,26 @@ const secretKey = z
     return z.NEVER;
   });
 
+/** Comma-separated origins (`https://planton.example.com`): scheme, host and port, nothing after. */
+const originList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const origins: string[] = [];
+    for (const item of (v ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+      let url: URL | undefined;
+      try {
+        url = new URL(item);
+      } catch {}
+      if (!url || !["http:", "https:"].includes(url.protocol) || url.origin !== item.replace(/\/$/, "")) {
+        ctx.addIssue({ code: "custom", message: `not a list of origins: ${item} is not scheme://host[:port] with nothing after` });
+        return z.NEVER;
+      }
+      origins.push(url.origin);
+    }
+    return origins;
+  });
+
 export const SERVER_ENV = {
   PLANTON_DATA_DIR: envVar(
     text(".data").transform((p) => path.resolve(/*turbopackIgnore: true*/ p)),
@@ -27,6 +47,11 @@ export const SERVER_ENV = {
   PORT: envVar(wholeNumber(1, 65535, 3000), "8080", "the port `npm start` listens on"),
   HOST: envVar(text("127.0.0.1"), "0.0.0.0", "the address `npm start` listens on (`0.0.0.0` to serve other machines)"),
   PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the public URL of the console, when it is served behind a proxy"),
+  PLANTON_TRUSTED_ORIGINS: envVar(
+    originList,
+    "https://planton.example.com,https://ops.example.com",
+    "more origins (besides PLANTON_URL) whose pages may send the console's sign-in cookie with a change",
+  ),
   PLANTON_SERVER_URL: envVar(urlOf("http:", "https:"), "http://127.0.0.1:8080", "the URL the hosted runners reach the console on (default: http://127.0.0.1:PORT)"),
   PLANTON_SECRET_KEY: envVar(secretKey, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the key that encrypts secrets and credentials at rest (AES-256-GCM)"),
   BETTER_AUTH_SECRET: envVar(text(), "a-long-random-string", "the key that signs sign-in sessions (default: derived from the server key)"),

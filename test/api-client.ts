@@ -3,6 +3,7 @@ import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from
 import { EventSource } from "eventsource";
 import superjson from "superjson";
 import type { AppRouter } from "../server/trpc/root";
+import { TRPC_MAX_BATCH_CALLS } from "../lib/trpc/limits";
 
 export function apiClient(url: string, token: string) {
   const authFetch: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } });
@@ -19,7 +20,7 @@ export function apiClient(url: string, token: string) {
             }
           } as unknown as typeof globalThis.EventSource,
         }),
-        false: httpBatchLink({ url: `${url}/api/trpc`, transformer: superjson, headers: { authorization: `Bearer ${token}` } }),
+        false: httpBatchLink({ url: `${url}/api/trpc`, transformer: superjson, maxItems: TRPC_MAX_BATCH_CALLS, headers: { authorization: `Bearer ${token}` } }),
       }),
     ],
   });

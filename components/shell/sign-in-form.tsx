@@ -2,6 +2,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useRouter, useSearchParams } from "next/navigation";
 import { authClient } from "@/lib/auth-client";
+import { safeNextPath } from "@/lib/safe-redirect";
 import { Button } from "@/components/ui/button";
 import { TextField } from "@/components/ui/field";
 
@@ -26,7 +27,7 @@ export function SignInForm() {
       setError(res.error.status === 401 || res.error.code === "INVALID_EMAIL_OR_PASSWORD" ? "That email and password do not match an account. Check both and try again." : (res.error.message ?? "Sign-in failed. Try again."));
       return;
     }
-    router.replace(params.get("next") || "/");
+    router.replace(safeNextPath(params.get("next")));
     router.refresh();
   }
 
