@@ -2,12 +2,13 @@
 // the first, and neither is text anyone meant), JSON nested deeper than any payload of the product,
 // bodies beyond a bound, and seqs that are not 32-bit. Each edge (tRPC, REST, the runner API) asks
 // here, so bad input is a 400 naming what was wrong and what was not done, never a server error.
+import { TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 import { PlantonError } from "./errors";
 
 /** Deeper than any spec, plan or event payload the product reads. */
 export const MAX_INPUT_DEPTH = 64;
-/** A request body of the console's and the REST API's procedures. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** A request body of the procedures, over tRPC (server/web-edge.ts) or REST: the same bound. */
+export const MAX_BODY_BYTES = TRPC_MAX_BODY_BYTES;
 /** A runner's uploads (event batches, outputs, state) are larger. */
 export const MAX_RUNNER_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -53,23 +54,36 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
 
 /** Reads a request body's bytes, refusing one over `limit` before it is all in memory. */
 export async function readBodyBytes(req: Request, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers.get("content-length") ?? 0);
-  if (declared > limit) throw tooLarge(limit);
-  if (!req.body) return Buffer.alloc(0);
+  const bytes = await boundedBody(req, limit);
+  if (!bytes) throw tooLarge(limit);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The request's body, read up to `limit` bytes; null when it is larger (by Content-Length, or as it streams in). */
+export async function boundedBody(req: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > limit) return null;
+  if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { value, done } = await reader.read();
+    const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
+      return null;
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.byteLength;
+  }
+  return body;
 }
 
 const tooLarge = (limit: number) => new PlantonError("BAD_REQUEST", `Nothing was done: the body is larger than ${Math.round(limit / 1024 / 1024)} MiB. Send less at a time.`);

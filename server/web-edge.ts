@@ -1,6 +1,7 @@
 // The web edge: which origins may send a change with the browser's sign-in cookie, whether a request
 // came over HTTPS, and the size limits of a tRPC request. proxy.ts and the tRPC route apply them; the
 // headers themselves are in security-headers.ts.
+import { boundedBody as readUpTo } from "./input-guard";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { TRPC_MAX_BATCH_CALLS, TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 import type { ServerConfig } from "./config";
@@ -89,29 +90,5 @@ export const batchTooLargeMessage = (calls: number) =>
 export const bodyTooLargeMessage = () =>
   `Nothing was done: the request body is larger than ${TRPC_MAX_BODY_BYTES / 1024 / 1024} MiB, the most the console takes in one request. Send less in one request (fewer calls in a batch, or a smaller value).`;
 
-/** The request's body, read up to `limit` bytes; null when it is larger (by Content-Length, or as it streams in). */
-export async function boundedBody(req: Request, limit = TRPC_MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer> | null> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > limit) return null;
-  if (!req.body) return new Uint8Array();
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.byteLength;
-  }
-  return body;
-}
+/** The request's body, read up to `limit` bytes (the tRPC bound by default); null when it is larger. */
+export const boundedBody = (req: Request, limit = TRPC_MAX_BODY_BYTES) => readUpTo(req, limit);
