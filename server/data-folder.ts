@@ -39,6 +39,7 @@ export function describeRepair(dir: string, repaired: string[]): string {
     const top = p.split(path.sep)[0]!;
     byTop.set(top, (byTop.get(top) ?? 0) + 1);
   }
-  const names = [...byTop].map(([top, n]) => (top === "." ? "the folder itself" : n === 1 && repaired.includes(top) ? top : `${top} (${n} ${n === 1 ? "entry" : "entries"})`));
+  const tops = [...byTop].sort(([a], [b]) => (a === "." ? -1 : b === "." ? 1 : a.localeCompare(b)));
+  const names = tops.map(([top, n]) => (top === "." ? "the folder itself" : n === 1 && repaired.includes(top) ? top : `${top} (${n} ${n === 1 ? "entry" : "entries"})`));
   return `The data folder ${dir} had entries that group or others could read; they are private again (folders 0700, files 0600): ${names.join(", ")}.`;
 }
