@@ -98,6 +98,7 @@ export function createLocalProvider(): Provider {
   const granted = (m: number) => (ownerOnly ? m & 0o700 : m);
   /** The permission to record: the one asked for when the object has what the provider grants for it. */
   const recorded = (actual: number, asked: unknown) => {
+    if (!ownerOnly) return mode(actual);
     const want = typeof asked === "string" && /^0?[0-7]{3}$/.test(asked) ? parseInt(asked, 8) : null;
     return want !== null && granted(want) === (actual & 0o777) ? (asked as string) : mode(actual);
   };
@@ -139,7 +140,8 @@ export function createLocalProvider(): Provider {
     return noLink(address, state.filename, async () => {
       let fh;
       try {
-        fh = await openNoFollow(real, constants.O_RDONLY);
+        // O_NONBLOCK: a FIFO planted at the name must not hang the read (it is then not a file).
+        fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
       } catch (e) {
         if (errno(e) === "ENOENT" || errno(e) === "EISDIR") return null;
         throw e;

@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { JobClient } from "../client";
 import { silentLogger } from "../log";
+import { engineEnv } from "../job-run";
 import { privateFolder, writePrivateFile } from "../private-files";
 import { Redactor } from "../redact";
 import { tempDir } from "../test/helpers";
@@ -108,5 +109,10 @@ describe("resolved secret variables on disk", () => {
     await expect(privateFolder(path.join(base, "linked"))).rejects.toThrow(
       `The runner cannot use ${path.join(base, "linked")} for its workspaces: it is not a folder (a symbolic link or a file). Remove it, or start the runner with --work-dir set to a folder of its own.`,
     );
+  });
+
+  it("engine CLIs and modules get the runner's environment without its token", () => {
+    const env = { PATH: "/usr/bin", PLANTON_RUNNER_TOKEN: "rnr_secret", PLANTON_RUNNER_NAME: "hosted-1" } as unknown as NodeJS.ProcessEnv;
+    expect(engineEnv(env)).toEqual({ PATH: "/usr/bin", PLANTON_RUNNER_NAME: "hosted-1" });
   });
 });
