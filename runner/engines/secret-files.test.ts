@@ -68,10 +68,11 @@ describe("resolved secret variables on disk", () => {
     const adapter = new TofuAdapter("tofu");
     const init = await stepContext(tofu.bin, "init");
     expect(await adapter.init(init)).toEqual({ ok: true });
+    expect(await exists(path.join(init.moduleDir, VARIABLES_FILE))).toBe(false);
     const refresh = { ...init, step: "refresh" as const };
     expect(await adapter.refresh(refresh)).toEqual({ ok: true });
-    // init needs no variables; refresh's commands (apply -refresh-only, then output) have them, 0600.
-    expect(await tofu.seen()).toEqual(["init none", "apply 600 1", "output 600 1"]);
+    // Each command of a step has them, 0600; none is left between steps.
+    expect(await tofu.seen()).toEqual(["init 600 1", "apply 600 1", "output 600 1"]);
     expect(await exists(path.join(init.moduleDir, VARIABLES_FILE))).toBe(false);
   });
 

@@ -110,8 +110,13 @@ export class TofuAdapter implements EngineAdapter {
   }
 
   async init(ctx: StepContext): Promise<StepOutcome> {
+    if (!this.binary(ctx.env)) return { ok: false, reason: INSTALL[this.name] };
+    // OpenTofu evaluates variables early (module sources, backend settings), so init has them too.
+    return this.withVariables(ctx, () => this.initStep(ctx));
+  }
+
+  private async initStep(ctx: StepContext): Promise<StepOutcome> {
     try {
-      if (!this.binary(ctx.env)) return { ok: false, reason: INSTALL[this.name] };
       await this.must(ctx, ["init", "-input=false", "-no-color"], `${this.name} init`);
       return { ok: true };
     } catch (err) {
