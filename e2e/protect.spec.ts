@@ -42,7 +42,7 @@ resource "local_file" "home" {
 }
 `;
 
-const siteFile = (name: string) => path.join(e2eState().dataDir, "local-infra", "guarded", "vault", name);
+const siteFile = (name: string) => path.join(e2eState().dataDir, "local-infra", "acme", "guarded", "vault", name);
 
 test.beforeAll(async () => {
   const s = e2eState();

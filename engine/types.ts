@@ -127,7 +127,8 @@ export type UiMessageType = UiMessage["type"];
 // ---------------------------------------------------------------- options and results
 
 export interface ProviderConfig {
-  local?: { root: string };
+  /** The local provider's root; `ownerOnly`: what it writes is readable by the engine's user only. */
+  local?: { root: string; ownerOnly?: boolean };
   /** Test-only: enables the plantontest_gate resource, whose marker files live in `dir`. */
   testGates?: { dir: string };
 }

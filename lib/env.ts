@@ -81,3 +81,23 @@ export function text(fallback?: string): z.ZodType<string | undefined, string | 
     .optional()
     .transform((v) => v ?? fallback);
 }
+
+/** Absolute folders separated by `:` (the path delimiter); an empty list when unset. */
+export const absoluteFolders = () =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const folders = (v ?? "").split(":").filter(Boolean);
+      const relative = folders.find((f) => !f.startsWith("/"));
+      if (relative === undefined) return folders;
+      ctx.addIssue({ code: "custom", message: `not a list of absolute folders separated by ":" (${relative} is relative)` });
+      return z.NEVER;
+    });
+
+/** An absolute folder, or unset. */
+export const absoluteFolder = () =>
+  z
+    .string()
+    .refine((v) => v.startsWith("/"), { error: "not an absolute folder" })
+    .optional();

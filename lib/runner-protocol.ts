@@ -122,6 +122,8 @@ export type ProgressEvent = z.infer<typeof progressEventSchema>;
 export interface IacInput {
   jobId: string;
   orgId: string;
+  /** Added at claim: names the organization's folder under a hosted runner's local base. */
+  orgSlug?: string;
   component: { id: string; name: string; kind: string; environment: string };
   operation: JobOperationKind;
   /** The steps to run, in order, after flow control edited the list. Skipped steps are not included. */

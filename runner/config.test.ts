@@ -4,12 +4,19 @@ import { runnerConfig } from "./config";
 
 describe("the runner's configuration", () => {
   it("has defaults and reads what is set", () => {
-    expect(runnerConfig({})).toEqual({ PLANTON_URL: undefined, PLANTON_RUNNER_TOKEN: undefined, PLANTON_RUNNER_NAME: undefined, PLANTON_RUNNER_HEARTBEAT_MS: 5_000, PLANTON_RUNNER_PARENT_PID: undefined });
+    expect(runnerConfig({})).toEqual({ PLANTON_URL: undefined, PLANTON_RUNNER_TOKEN: undefined, PLANTON_RUNNER_NAME: undefined, PLANTON_RUNNER_HEARTBEAT_MS: 5_000, PLANTON_RUNNER_PARENT_PID: undefined, PLANTON_RUNNER_LOCAL_BASE: undefined, PLANTON_RUNNER_LOCAL_ROOTS: [] });
     expect(runnerConfig({ PLANTON_URL: "http://127.0.0.1:3000", PLANTON_RUNNER_HEARTBEAT_MS: "1000", PLANTON_RUNNER_PARENT_PID: "4242" })).toMatchObject({
       PLANTON_URL: "http://127.0.0.1:3000",
       PLANTON_RUNNER_HEARTBEAT_MS: 1000,
       PLANTON_RUNNER_PARENT_PID: 4242,
     });
+  });
+
+  it("reads the local base and the allowed roots as absolute folders", () => {
+    expect(runnerConfig({ PLANTON_RUNNER_LOCAL_BASE: "/data/local-infra", PLANTON_RUNNER_LOCAL_ROOTS: "/srv/a:/srv/b" })).toMatchObject({ PLANTON_RUNNER_LOCAL_BASE: "/data/local-infra", PLANTON_RUNNER_LOCAL_ROOTS: ["/srv/a", "/srv/b"] });
+    expect(() => runnerConfig({ PLANTON_RUNNER_LOCAL_ROOTS: "/srv/a:sites" })).toThrow(
+      `PLANTON_RUNNER_LOCAL_ROOTS is "/srv/a:sites", which is not a list of absolute folders separated by ":" (sites is relative). Set it like PLANTON_RUNNER_LOCAL_ROOTS=/srv/sites:/srv/exports, or unset it for the default.`,
+    );
   });
 
   it("refuses a bad value with the variable, what is wrong with it and an example", () => {

@@ -1,5 +1,5 @@
 // Every environment variable the runner process reads, checked in one place (README's configuration table lists them).
-import { envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
+import { absoluteFolder, absoluteFolders, envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
 
 export const RUNNER_ENV = {
   PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the console the runner claims jobs from (or --url)"),
@@ -7,6 +7,12 @@ export const RUNNER_ENV = {
   PLANTON_RUNNER_NAME: envVar(text(), "build-host-1", "the name the runner shows in its logs (or --name; default: the host name)"),
   PLANTON_RUNNER_HEARTBEAT_MS: envVar(wholeNumber(100, 600_000, 5_000), "5000", "how often, in milliseconds, a runner renews its hold on a running job"),
   PLANTON_RUNNER_PARENT_PID: envVar(wholeNumber(1, 2 ** 31), "12345", "set by the console for its hosted runners: the runner stops when that process is gone"),
+  PLANTON_RUNNER_LOCAL_BASE: envVar(
+    absoluteFolder(),
+    "/var/lib/planton/local-infra",
+    "set by the console for its hosted runners: `local` connection roots are confined under <base>/<organization>, and files there are private to the runner's user",
+  ),
+  PLANTON_RUNNER_LOCAL_ROOTS: envVar(absoluteFolders(), "/srv/sites:/srv/exports", "with PLANTON_RUNNER_LOCAL_BASE: other folders a `local` connection's root may be in"),
 };
 
 export type RunnerConfig = EnvValues<typeof RUNNER_ENV>;

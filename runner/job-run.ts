@@ -12,6 +12,7 @@ import { BuiltinAdapter } from "./engines/builtin";
 import { PulumiAdapter } from "./engines/pulumi";
 import { TofuAdapter } from "./engines/tofu";
 import { silentLogger, type Logger } from "./log";
+import { privateFolder } from "./private-files";
 import { Redactor } from "./redact";
 import { resolveVariables } from "./variables";
 
@@ -98,7 +99,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   let prepared: Promise<Record<string, unknown>> | undefined;
   const prepare = () =>
     (prepared ??= (async () => {
-      await mkdir(moduleDir, { recursive: true });
+      await privateFolder(workDir);
+      await mkdir(moduleDir, { recursive: true, mode: 0o700 });
       await writeBundle(moduleDir, input.module.files, input.module.sha256);
       return resolveVariables(input.variables, job, redactor);
     })());
@@ -139,7 +141,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       let outcome: StepOutcome;
       try {
         const variables = await prepare();
-        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env: opts.env ?? process.env };
+        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env: engineEnv(opts.env ?? process.env) };
         outcome = await runStep(adapter, step, ctx);
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
@@ -199,6 +201,12 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
     log.info("attempt ended", { exitCode: result.exitCode, reason: result.reason });
   }
   return result;
+}
+
+/** What engine CLIs and modules see: the runner's environment without its token, which no module needs. */
+export function engineEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { PLANTON_RUNNER_TOKEN: _token, ...rest } = env;
+  return rest as NodeJS.ProcessEnv;
 }
 
 function runStep(adapter: EngineAdapter, step: StepName, ctx: StepContext): Promise<StepOutcome> {

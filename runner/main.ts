@@ -8,6 +8,7 @@ import { ClaimLoop } from "./claim-loop";
 import { runnerConfig, type RunnerConfig } from "./config";
 import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
+import { privateFolder } from "./private-files";
 
 export const RUNNER_VERSION = "0.1.0";
 
@@ -59,6 +60,11 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const log = (opts.log ?? createLogger()).child({ runner: name });
   const registered = await checkToken(client, opts.url);
   const workRoot = path.join(opts.workDir ?? os.tmpdir(), "planton-runner");
+  try {
+    await privateFolder(workRoot);
+  } catch (err) {
+    throw new RunnerStartError(`No runner was started: ${(err as Error).message}`);
+  }
   const loop = new ClaimLoop({
     runner: client,
     capacity: opts.capacity ?? 2,

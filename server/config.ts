@@ -2,7 +2,7 @@
 // table lists the same variables (a test holds them together).
 import path from "node:path";
 import { z } from "zod";
-import { envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
+import { absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
 
 /** 32 bytes as 64 hex characters or as base64. */
 const secretKey = z
@@ -71,6 +71,11 @@ export const SERVER_ENV = {
   ),
   PLANTON_HOSTED_RUNNERS: envVar(wholeNumber(0, 64, 1), "2", "how many hosted runner processes the console starts (`0` for none)"),
   PLANTON_HOSTED_RUNNER_CAPACITY: envVar(wholeNumber(1, 64, 2), "4", "how many jobs each hosted runner runs at once"),
+  PLANTON_LOCAL_ROOTS: envVar(
+    absoluteFolders(),
+    "/srv/sites:/srv/exports",
+    "folders besides <data folder>/local-infra/<organization> where hosted runners may write a `local` connection's files",
+  ),
   PLANTON_LEASE_SECONDS: envVar(wholeNumber(1, 3600, 30), "60", "how long a runner's hold on a job lasts without a heartbeat before the job's runner is declared lost"),
 };
 

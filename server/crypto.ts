@@ -17,9 +17,10 @@ export function serverKey(): Buffer {
   if (fs.existsSync(file)) {
     cachedKey = Buffer.from(fs.readFileSync(file, "utf8").trim(), "hex");
   } else {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     cachedKey = randomBytes(32);
-    fs.writeFileSync(file, cachedKey.toString("hex"), { mode: 0o600 });
+    // `wx`: never through a file or link that appeared meanwhile.
+    fs.writeFileSync(file, cachedKey.toString("hex"), { mode: 0o600, flag: "wx" });
   }
   return cachedKey;
 }

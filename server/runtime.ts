@@ -3,6 +3,7 @@ import path from "node:path";
 import { openDatabase, type DatabaseHandle } from "@/db/client";
 import { createAuth, type Auth } from "./auth/auth";
 import { serverConfig } from "./config";
+import { describeRepair, makeDataFolderPrivate } from "./data-folder";
 import { ensurePlatformCatalog } from "./services/catalog";
 import { ensurePlatformPolicy } from "./services/settings/flow-control";
 import { seedDemoOrganization } from "./seed";
@@ -25,9 +26,14 @@ export function getRuntime(): Promise<Runtime> {
 
 async function boot(): Promise<Runtime> {
   const config = serverConfig();
+  const dataDir = config.PLANTON_DATA_DIR;
+  const repaired = makeDataFolderPrivate(dataDir);
+  if (repaired.length) console.log(`[data-folder] ${describeRepair(dataDir, repaired)}`);
   const handle = await openDatabase(
-    config.DATABASE_URL ? { url: config.DATABASE_URL, pool: config.PLANTON_DB_POOL } : { dataDir: path.join(config.PLANTON_DATA_DIR, "pglite") },
+    config.DATABASE_URL ? { url: config.DATABASE_URL, pool: config.PLANTON_DB_POOL } : { dataDir: path.join(dataDir, "pglite") },
   );
+  // PGlite creates its files 0666 and 0644 whatever the umask (its WASM file system sets modes itself): they are made private as soon as it has opened.
+  if (handle.driver === "pglite") makeDataFolderPrivate(dataDir);
   const auth = createAuth(handle.db);
   await ensurePlatformCatalog(handle.db);
   await ensurePlatformPolicy(handle.db);

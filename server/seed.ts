@@ -11,6 +11,7 @@ import { serverConfig } from "./config";
 import { createComponent } from "./services/components/create-component";
 import { createOrganization } from "./services/organizations/create-organization";
 import { environmentByName } from "./services/organizations/lookup";
+import { localInfraBase } from "./services/runners/hosted";
 
 export const DEMO_ORG = "acme";
 
@@ -28,7 +29,8 @@ export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: 
   const actor: Actor = { userId: admin.id, label: email, orgId: org.id, role: "admin" };
 
   const connId = newId("connection");
-  const root = path.join(config.PLANTON_DATA_DIR, "local-infra");
+  // Where hosted runners may write the organization's local files (see services/runners/hosted.ts).
+  const root = path.join(localInfraBase(config.PLANTON_DATA_DIR), DEMO_ORG);
   await db.insert(connections).values({
     id: connId,
     orgId: org.id,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { chmod, mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, mkdir, open, realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import { planFromSchema, type Provider, type ProviderSchema } from "./provider";
 import { isUnknown, type Attrs } from "../values";
@@ -42,23 +43,67 @@ function parseMode(v: unknown, address: string, attr: string): number {
   return parseInt(v, 8);
 }
 
-async function isMissing(p: string): Promise<boolean> {
+const errno = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+/** `p` lies in `base` or is `base` (both already absolute). */
+function within(base: string, p: string): boolean {
+  const rel = path.relative(base, p);
+  return !(rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel));
+}
+
+/** A symbolic link whose target does not exist (or loops): nothing is created through it. */
+class LinkToNothing extends Error {
+  constructor(readonly link: string) {
+    super(`symbolic link ${link} leads to nothing`);
+  }
+}
+
+/** `p` with every symbolic link along it resolved, and the part that does not exist yet appended as written. */
+async function resolveLinks(p: string): Promise<string> {
+  let head = p;
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      await lstat(head);
+      break;
+    } catch (e) {
+      if (errno(e) !== "ENOENT") throw e;
+      const up = path.dirname(head);
+      if (up === head) break;
+      missing.unshift(path.basename(head));
+      head = up;
+    }
+  }
   try {
-    await stat(p);
-    return false;
+    return path.join(await realpath(head), ...missing);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return true;
+    // lstat found it, realpath cannot follow it: a dangling link (or a loop).
+    if (errno(e) === "ENOENT" || errno(e) === "ELOOP") throw new LinkToNothing(head);
     throw e;
   }
 }
 
+/** Opens `file` for writing without following a link at that name; `ELOOP` means one appeared there. */
+const openNoFollow = (file: string, flags: number, fileMode?: number) => open(file, flags | constants.O_NOFOLLOW, fileMode);
+
 /**
  * hashicorp/local, confined to a root directory. Every path is resolved under the root given by
- * the connection; a path (or symlinked parent) that leads outside it is refused.
+ * the connection, symbolic links included: a path that leads outside it, or through a link to
+ * nothing, is refused, and files are opened without following a link at their own name. With
+ * `ownerOnly`, what it writes is readable by its user only (group and other permission bits dropped).
  */
 export function createLocalProvider(): Provider {
   let root: string | null = null;
+  let ownerOnly = false;
+  const granted = (m: number) => (ownerOnly ? m & 0o700 : m);
+  /** The permission to record: the one asked for when the object has what the provider grants for it. */
+  const recorded = (actual: number, asked: unknown) => {
+    if (!ownerOnly) return mode(actual);
+    const want = typeof asked === "string" && /^0?[0-7]{3}$/.test(asked) ? parseInt(asked, 8) : null;
+    return want !== null && granted(want) === (actual & 0o777) ? (asked as string) : mode(actual);
+  };
 
+  /** The real path (no links) of `p` under the root, or an error that names the path and the root. */
   async function inside(address: string, p: unknown): Promise<string> {
     if (root === null) {
       throw new Error(`${address}: the local provider has no root directory; set one on the component's connection (local.root)`);
@@ -66,45 +111,94 @@ export function createLocalProvider(): Provider {
     if (typeof p !== "string" || p === "") throw new Error(`${address}: the path must be a non-empty string`);
     const outside = () => new Error(`${address}: path ${p} is outside the connection root ${root}; use a path inside it`);
     const abs = path.resolve(root, p);
-    const rel = path.relative(root, abs);
-    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) throw outside();
-    // A symlink inside the root could still point outside it: check the nearest existing ancestor.
-    const realRoot = await realpath(root).catch(() => root!);
-    let probe = abs;
-    while (probe !== root && (await isMissing(probe))) probe = path.dirname(probe);
-    const real = await realpath(probe).catch(() => probe);
-    const realRel = path.relative(realRoot, real);
-    if (realRel === ".." || realRel.startsWith(`..${path.sep}`) || path.isAbsolute(realRel)) throw outside();
-    return abs;
+    if (!within(root, abs)) throw outside();
+    let realRoot: string;
+    let real: string;
+    try {
+      realRoot = await resolveLinks(root);
+      real = await resolveLinks(abs);
+    } catch (e) {
+      if (!(e instanceof LinkToNothing)) throw e;
+      throw new Error(`${address}: path ${p} goes through the symbolic link ${e.link}, whose target does not exist; the local provider creates nothing through a link. Remove the link or use another path under the connection root ${root}`);
+    }
+    if (!within(realRoot, real)) throw outside();
+    return real;
+  }
+
+  /** A link swapped in after the check makes the open fail with ELOOP: said as the path being outside. */
+  async function noLink<T>(address: string, p: unknown, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (errno(e) === "ELOOP") throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
+      throw e;
+    }
   }
 
   async function readFileState(address: string, state: Attrs): Promise<Attrs | null> {
-    const abs = await inside(address, state.filename);
-    let content: string;
-    let st;
-    try {
-      st = await stat(abs);
-      if (!st.isFile()) return null;
-      content = await readFile(abs, "utf8");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw e;
-    }
-    return { ...state, content, file_permission: mode(st.mode), ...contentHashes(content) };
+    const real = await inside(address, state.filename);
+    return noLink(address, state.filename, async () => {
+      let fh;
+      try {
+        // O_NONBLOCK: a FIFO planted at the name must not hang the read (it is then not a file).
+        fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
+      } catch (e) {
+        if (errno(e) === "ENOENT" || errno(e) === "EISDIR") return null;
+        throw e;
+      }
+      try {
+        const st = await fh.stat();
+        if (!st.isFile()) return null;
+        const content = await fh.readFile("utf8");
+        return { ...state, content, file_permission: recorded(st.mode, state.file_permission), ...contentHashes(content) };
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  /** Creates the folders `dir` needs (each `dirMode`), then checks no link was swapped in along the way. */
+  async function folders(address: string, p: unknown, dir: string, dirMode: number): Promise<void> {
+    await mkdir(dir, { recursive: true, mode: granted(dirMode) });
+    if ((await realpath(dir)) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
+  }
+
+  async function writeFileAt(address: string, p: unknown, file: string, content: string, fileMode: number): Promise<void> {
+    await noLink(address, p, async () => {
+      const fh = await openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, granted(fileMode));
+      try {
+        await fh.chmod(granted(fileMode));
+        await fh.writeFile(content);
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  async function chmodFolder(address: string, p: unknown, dir: string, dirMode: number): Promise<void> {
+    await noLink(address, p, async () => {
+      const fh = await openNoFollow(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+      try {
+        await fh.chmod(granted(dirMode));
+      } finally {
+        await fh.close();
+      }
+    });
   }
 
   return {
     schema: () => SCHEMA,
     configure: async (config) => {
       root = typeof config.root === "string" && config.root !== "" ? path.resolve(config.root) : null;
+      ownerOnly = config.ownerOnly === true;
     },
     read: async ({ address, type, state }) => {
       if (type === "local_file") return { state: await readFileState(address, state) };
       const abs = await inside(address, state.path);
       try {
-        const st = await stat(abs);
+        const st = await lstat(abs);
         if (!st.isDirectory()) return { state: null };
-        return { state: { ...state, permission: mode(st.mode) } };
+        return { state: { ...state, permission: recorded(st.mode, state.permission) } };
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") return { state: null };
         throw e;
@@ -134,10 +228,8 @@ export function createLocalProvider(): Provider {
         }
         const abs = await inside(address, planned.filename);
         const content = String(planned.content ?? "");
-        await mkdir(path.dirname(abs), { recursive: true, mode: parseMode(planned.directory_permission, address, "directory_permission") });
-        const fileMode = parseMode(planned.file_permission, address, "file_permission");
-        await writeFile(abs, content, { mode: fileMode });
-        await chmod(abs, fileMode);
+        await folders(address, planned.filename, path.dirname(abs), parseMode(planned.directory_permission, address, "directory_permission"));
+        await writeFileAt(address, planned.filename, abs, content, parseMode(planned.file_permission, address, "file_permission"));
         return { state: { ...planned, content, ...contentHashes(content) } };
       }
       if (!planned) {
@@ -146,8 +238,8 @@ export function createLocalProvider(): Provider {
       }
       const abs = await inside(address, planned.path);
       const dirMode = parseMode(planned.permission, address, "permission");
-      await mkdir(abs, { recursive: true, mode: dirMode });
-      await chmod(abs, dirMode);
+      await folders(address, planned.path, abs, dirMode);
+      await chmodFolder(address, planned.path, abs, dirMode);
       return { state: { ...planned, id: planned.path } };
     },
     importState: async ({ address, type, id }) => {
@@ -158,7 +250,7 @@ export function createLocalProvider(): Provider {
         return { state };
       }
       const abs = await inside(address, id);
-      const st = await stat(abs).catch(() => null);
+      const st = await lstat(abs).catch(() => null);
       if (!st?.isDirectory()) throw new Error(`${address}: cannot import: no directory exists at ${id} under the connection root ${root}`);
       return { state: { path: id, permission: mode(st.mode), id } };
     },

@@ -18,7 +18,7 @@ export async function createProviders(config: ProviderConfig = {}): Promise<Prov
   const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
   for (const p of providers) {
     const schema = p.schema();
-    await p.configure(schema.name === "local" && config.local ? { root: config.local.root } : {});
+    await p.configure(schema.name === "local" && config.local ? { root: config.local.root, ownerOnly: config.local.ownerOnly === true } : {});
     for (const [type, resource] of Object.entries(schema.resources)) byType.set(type, { provider: p, schema, resource });
   }
   return {

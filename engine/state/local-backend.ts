@@ -70,7 +70,8 @@ export class LocalStateBackend implements StateBackend {
     assertStateV4(state);
     await mkdir(path.dirname(this.statePath), { recursive: true });
     const tmp = `${this.statePath}.${process.pid}.${randomUUID()}.tmp`;
-    await writeFile(tmp, JSON.stringify(state, null, 2) + "\n");
+    // State holds sensitive values: readable by its owner only, written to a fresh name (no link followed).
+    await writeFile(tmp, JSON.stringify(state, null, 2) + "\n", { mode: 0o600, flag: "wx" });
     await rename(tmp, this.statePath);
   }
 }

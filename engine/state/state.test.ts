@@ -1,5 +1,5 @@
 import path from "node:path";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { LocalStateBackend, StateLockedError, formatLockError, apply, plan, ENGINE_VERSION } from "../index";
 import { CATALOG, tempDir } from "../test/helpers";
@@ -47,6 +47,8 @@ describe("local state backend", () => {
     expect(Object.keys(onDisk).sort()).toEqual(["check_results", "lineage", "outputs", "resources", "serial", "terraform_version", "version"]);
     expect(onDisk).toMatchObject({ version: 4, terraform_version: ENGINE_VERSION, serial: expect.any(Number), lineage: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(onDisk.outputs.password).toEqual({ value: r.outputs.password!.value, type: "string", sensitive: true });
+    // It holds that password: readable by its owner only.
+    expect((await stat(path.join(dir, "terraform.tfstate"))).mode & 0o777).toBe(0o600);
     expect(onDisk.outputs.username).toEqual({ value: "app", type: "string" });
     const pw = onDisk.resources.find((x: { type: string }) => x.type === "random_password");
     expect(pw).toMatchObject({ mode: "managed", type: "random_password", name: "password", provider: 'provider["registry.opentofu.org/hashicorp/random"]' });

@@ -21,6 +21,7 @@ import {
   type Value,
 } from "../../engine/index";
 import { secretReferences } from "../../lib/secrets";
+import { localRootFor } from "../local-root";
 import { RemoteStateBackend, withStateLock } from "../remote-state";
 import { translateUiLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -40,10 +41,11 @@ export function stateBackendFor(ctx: StepContext): StateBackend {
 }
 
 function providerConfig(ctx: StepContext): ProviderConfig {
-  const root = ctx.input.connection?.config.root;
+  // On a hosted runner the connection's root is confined under the organization's folder (or refused).
+  const local = localRootFor(ctx.input, ctx.env);
   // Test harnesses give their runners a gates folder; nothing else enables the gate resource.
   const gates = ctx.env.PLANTON_TEST_GATES_DIR;
-  return { ...(typeof root === "string" ? { local: { root } } : {}), ...(gates ? { testGates: { dir: gates } } : {}) };
+  return { ...(local ? { local } : {}), ...(gates ? { testGates: { dir: gates } } : {}) };
 }
 
 function errorReason(err: unknown): string {
@@ -75,10 +77,11 @@ export class BuiltinAdapter implements EngineAdapter {
     try {
       stateBackendFor(ctx);
       const { emit } = emitter(ctx, { command: "builtin validate" });
+      const config = providerConfig(ctx);
       // Validation checks resource types only: the gate resource when enabled, not the local root (refresh reports that).
-      const result = await validate(ctx.moduleDir, { emit, providerConfig: { testGates: providerConfig(ctx).testGates } });
+      const result = await validate(ctx.moduleDir, { emit, providerConfig: { testGates: config.testGates } });
       if (!result.valid) return { ok: false, reason: result.diagnostics.map((d) => d.summary).join("; ") };
-      const root = providerConfig(ctx).local?.root;
+      const root = config.local?.root;
       ctx.emit({
         type: "log",
         payload: { line: `Initialized the builtin engine: module ${ctx.input.module.name}@${ctx.input.module.version} (sha256 ${ctx.input.module.sha256.slice(0, 12)}…)${root ? `, local root ${root}` : ""}.` },

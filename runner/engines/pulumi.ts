@@ -4,6 +4,7 @@ import { engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION } from "../../lib/runner-protocol";
 import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
 
@@ -136,9 +137,8 @@ export class PulumiAdapter implements EngineAdapter {
     try {
       const args = ["up", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)];
       if (ctx.plan) {
-        const { writeFile } = await import("node:fs/promises");
         const planFile = path.join(ctx.workDir, "pulumi-plan.json");
-        await writeFile(planFile, await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256));
+        await writePrivateFile(planFile, await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256));
         args.push("--plan", planFile);
       }
       await this.run(ctx, args, "pulumi up");

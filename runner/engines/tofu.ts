@@ -1,8 +1,9 @@
 // OpenTofu and Terraform through their CLIs (`-json` UI lines, the same translation as builtin).
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { StateV4 } from "../../engine/index";
 import { engineCannotProtectPlan } from "../../lib/delete-protection";
+import { writePrivateFile } from "../private-files";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -13,6 +14,9 @@ const INSTALL: Record<"tofu" | "terraform", string> = {
   tofu: "OpenTofu is not installed on this runner: no `tofu` binary on PATH. Install it on the runner host (https://opentofu.org/docs/intro/install/, e.g. `brew install opentofu` or the deb/rpm packages), or run the job on a runner that has it, then run the job again.",
   terraform: "Terraform is not installed on this runner: no `terraform` binary on PATH. Install it on the runner host (https://developer.hashicorp.com/terraform/install), or run the job on a runner that has it, then run the job again.",
 };
+
+/** Where the CLI reads the resolved variables from (an `*.auto.tfvars.json` file is loaded by every command). */
+export const VARIABLES_FILE = "planton.auto.tfvars.json";
 
 const ENGINE_NAME: Record<"tofu" | "terraform", string> = { tofu: "OpenTofu", terraform: "Terraform" };
 
@@ -69,7 +73,7 @@ export class TofuAdapter implements EngineAdapter {
     const file = path.join(ctx.moduleDir, "terraform.tfstate");
     try {
       const state = await backend.get();
-      if (state) await writeFile(file, JSON.stringify(state));
+      if (state) await writePrivateFile(file, JSON.stringify(state));
       const before = state ? JSON.stringify(state) : "";
       try {
         return await fn();
@@ -82,8 +86,20 @@ export class TofuAdapter implements EngineAdapter {
     }
   }
 
-  private async writeVariables(ctx: StepContext): Promise<void> {
-    await writeFile(path.join(ctx.moduleDir, "planton.auto.tfvars.json"), JSON.stringify(ctx.variables));
+  /**
+   * The variables, secrets resolved, exist as a file (0600) only while a command of the step that
+   * needs them runs; they are removed after it, whatever its outcome.
+   */
+  private async withVariables(ctx: StepContext, fn: () => Promise<StepOutcome>): Promise<StepOutcome> {
+    const file = path.join(ctx.moduleDir, VARIABLES_FILE);
+    try {
+      await writePrivateFile(file, JSON.stringify(ctx.variables));
+      return await fn();
+    } catch (err) {
+      return failure(err);
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   private async outputs(ctx: StepContext): Promise<void> {
@@ -94,9 +110,13 @@ export class TofuAdapter implements EngineAdapter {
   }
 
   async init(ctx: StepContext): Promise<StepOutcome> {
+    if (!this.binary(ctx.env)) return { ok: false, reason: INSTALL[this.name] };
+    // OpenTofu evaluates variables early (module sources, backend settings), so init has them too.
+    return this.withVariables(ctx, () => this.initStep(ctx));
+  }
+
+  private async initStep(ctx: StepContext): Promise<StepOutcome> {
     try {
-      if (!this.binary(ctx.env)) return { ok: false, reason: INSTALL[this.name] };
-      await this.writeVariables(ctx);
       await this.must(ctx, ["init", "-input=false", "-no-color"], `${this.name} init`);
       return { ok: true };
     } catch (err) {
@@ -104,7 +124,11 @@ export class TofuAdapter implements EngineAdapter {
     }
   }
 
-  async refresh(ctx: StepContext): Promise<StepOutcome> {
+  refresh(ctx: StepContext): Promise<StepOutcome> {
+    return this.withVariables(ctx, () => this.refreshStep(ctx));
+  }
+
+  private async refreshStep(ctx: StepContext): Promise<StepOutcome> {
     const command = `${this.name} refresh`;
     try {
       await this.withState(ctx, "OperationTypeRefresh", () => this.must(ctx, ["apply", "-refresh-only", "-auto-approve", "-json", "-input=false"], command));
@@ -115,7 +139,11 @@ export class TofuAdapter implements EngineAdapter {
     }
   }
 
-  async preview(ctx: StepContext): Promise<StepOutcome> {
+  preview(ctx: StepContext): Promise<StepOutcome> {
+    return this.withVariables(ctx, () => this.previewStep(ctx));
+  }
+
+  private async previewStep(ctx: StepContext): Promise<StepOutcome> {
     const command = `${this.name} plan`;
     try {
       const args = ["plan", "-json", "-input=false", `-out=${this.planFile(ctx)}`];
@@ -155,7 +183,7 @@ export class TofuAdapter implements EngineAdapter {
       await this.withState(ctx, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         if (ctx.plan) {
           const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
-          await writeFile(this.planFile(ctx), bytes);
+          await writePrivateFile(this.planFile(ctx), bytes);
         } else if (protect) {
           // No reviewed plan (preview turned off): make one, so it can be checked before anything changes.
           const args = ["plan", "-json", "-input=false", `-out=${this.planFile(ctx)}`, ...(ctx.input.policy.skipRefresh ? ["-refresh=false"] : [])];
@@ -173,14 +201,18 @@ export class TofuAdapter implements EngineAdapter {
   }
 
   apply(ctx: StepContext): Promise<StepOutcome> {
-    return this.execute(ctx, false);
+    return this.withVariables(ctx, () => this.execute(ctx, false));
   }
 
   destroy(ctx: StepContext): Promise<StepOutcome> {
-    return this.execute(ctx, true);
+    return this.withVariables(ctx, () => this.execute(ctx, true));
   }
 
-  async import(ctx: StepContext): Promise<StepOutcome> {
+  import(ctx: StepContext): Promise<StepOutcome> {
+    return this.withVariables(ctx, () => this.importStep(ctx));
+  }
+
+  private async importStep(ctx: StepContext): Promise<StepOutcome> {
     try {
       const target = ctx.input.import;
       if (!target) return { ok: false, reason: "Nothing ran: the import job names no resource address and id." };

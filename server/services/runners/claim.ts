@@ -4,7 +4,7 @@
 // older job of that component is still queued: one job per component, in created order.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "@/db/client";
-import { approvals, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
+import { approvals, infraJobs, jobOperations, organizations, runnerAttempts, runners } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
 import { subscribeChannel } from "../jobs/events";
@@ -56,7 +56,8 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     await moveJob(tx, picked, "claim", { runnerId: runner.id, currentAttemptId: attemptId, leaseExpiresAt: new Date(Date.now() + Math.max(1, Math.round(LEASE_SECONDS)) * 1000) }, { runner: runner.name, attemptId });
     const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, row.id));
     const steps = await tx.select().from(jobOperations).where(eq(jobOperations.jobId, row.id)).orderBy(asc(jobOperations.ordinal));
-    const input: IacInput = { ...job.iacInput!, steps: steps.filter((s) => s.status === "queued").map((s) => s.step as StepName) };
+    const [org] = await tx.select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, row.org_id));
+    const input: IacInput = { ...job.iacInput!, orgSlug: org!.slug, steps: steps.filter((s) => s.status === "queued").map((s) => s.step as StepName) };
     // Resuming after an approval: hand over the reviewed plan, so apply runs exactly that plan.
     const [approval] = await tx.select().from(approvals).where(eq(approvals.jobId, row.id)).orderBy(sql`${approvals.pauseOrdinal} desc`).limit(1);
     const planStep = [...steps].reverse().find((s) => s.plan && s.result === "succeeded");

@@ -1,10 +1,13 @@
 // Planton-hosted runners: at server start, one runner record per process (its token rotated) and
 // PLANTON_HOSTED_RUNNERS child processes (default 1) running runner/main.ts, restarted when they exit.
-// The token goes in PLANTON_RUNNER_TOKEN, not on the command line, so `ps` does not show it.
+// The token goes in PLANTON_RUNNER_TOKEN, not on the command line, so `ps` does not show it. A hosted
+// runner inherits only the allow-listed environment (lib/hosted-runner-env.ts), works in the data
+// folder, and writes `local` connections' files under <data folder>/local-infra/<organization>.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Database } from "@/db/client";
+import { hostedRunnerEnv } from "@/lib/hosted-runner-env";
 import { serverConfig } from "../../config";
 import { ensureHostedRunner } from "./register-runner";
 
@@ -29,9 +32,17 @@ export async function startHostedRunners(db: Database, opts: { serverUrl: string
     if (stopping) return;
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const { runner, token } = await ensureHostedRunner(db, `hosted-${i + 1}`, capacity);
-    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity)], {
+    const workDir = path.join(config.PLANTON_DATA_DIR, "work", runner.name);
+    fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity), "--work-dir", workDir], {
       cwd: process.cwd(),
-      env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: runner.name, PLANTON_RUNNER_PARENT_PID: String(process.pid) },
+      env: hostedRunnerEnv(process.env, {
+        PLANTON_RUNNER_TOKEN: token,
+        PLANTON_RUNNER_NAME: runner.name,
+        PLANTON_RUNNER_PARENT_PID: String(process.pid),
+        PLANTON_RUNNER_LOCAL_BASE: localInfraBase(config.PLANTON_DATA_DIR),
+        PLANTON_RUNNER_LOCAL_ROOTS: config.PLANTON_LOCAL_ROOTS.join(":"),
+      }) as NodeJS.ProcessEnv,
       stdio: ["ignore", "inherit", "inherit"],
     });
     children.set(i, child);
@@ -54,3 +65,6 @@ export async function startHostedRunners(db: Database, opts: { serverUrl: string
   process.once("exit", stop);
   return { stop };
 }
+
+/** Where hosted runners keep `local` connections' files: one folder per organization under it. */
+export const localInfraBase = (dataDir: string) => path.join(dataDir, "local-infra");
