@@ -42,6 +42,7 @@ test("every settings page shows its tables whole at 1360 px, long connection set
     await expect(page.getByRole("heading", { name: p.heading, exact: true })).toBeVisible();
     for (const name of p.tables) await expect(page.getByRole("table", { name }).getByRole("row").nth(1)).toBeVisible();
     if (p.path === "api-tokens") await expect(page.getByRole("heading", { name: "Your tokens" })).toBeVisible();
+    await expect(page.getByRole("status").filter({ hasText: /^Loading/ })).toHaveCount(0);
     await expectNoSidewaysScroll(page);
     await screenshot(page, `settings-${p.path}`);
   }

@@ -84,13 +84,14 @@ export function ConnectionsPage() {
             {
               id: "name",
               header: "Name",
-              // Descriptions and config values (folder paths, account ids) can be long: they wrap or truncate inside the cell.
-              className: "w-full min-w-56 max-w-md whitespace-normal!",
+              // Descriptions and config values (folder paths, account ids) can be long: they truncate (w-0 keeps a
+              // truncated line from widening the column) or wrap inside the cell, so the table fits the page.
+              className: "min-w-48 max-w-xs whitespace-normal!",
               cell: (c) => (
                 <>
                   <div className="font-medium break-words text-slate-900">{c.name}</div>
                   {c.description && (
-                    <div className="truncate text-xs text-slate-500" title={c.description}>
+                    <div className="w-0 min-w-full truncate text-xs text-slate-500" title={c.description}>
                       {c.description}
                     </div>
                   )}
@@ -102,7 +103,7 @@ export function ConnectionsPage() {
                 </>
               ),
             },
-            { id: "provider", header: "Provider", cell: (c) => CONNECTION_PROVIDERS[c.provider]?.title ?? c.provider },
+            { id: "provider", header: "Provider", className: "whitespace-normal!", cell: (c) => CONNECTION_PROVIDERS[c.provider]?.title ?? c.provider },
             {
               id: "credentials",
               header: "Credentials",
@@ -119,7 +120,7 @@ export function ConnectionsPage() {
                   <Badge tone="red">missing</Badge>
                 ),
             },
-            { id: "runner", header: "Runner", className: "max-w-40 truncate", title: (c) => c.runner ?? undefined, cell: (c) => c.runner ?? <span className="text-slate-500">organization default</span> },
+            { id: "runner", header: "Runner", className: "min-w-28 whitespace-normal! break-words", cell: (c) => c.runner ?? <span className="text-slate-500">organization default</span> },
             {
               id: "authorized",
               header: "Authorized for",
@@ -146,6 +147,7 @@ export function ConnectionsPage() {
             {
               id: "usedBy",
               header: "Used by",
+              className: "whitespace-normal!",
               title: (c) => c.components.map((x) => `${x.name} (${x.environment})`).join(", ") || undefined,
               cell: (c) => (c.components.length ? `${c.components.length} component${c.components.length === 1 ? "" : "s"}` : <span className="text-slate-400">none</span>),
             },

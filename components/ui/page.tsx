@@ -8,7 +8,7 @@ export function PageHeader({ title, description, actions, breadcrumb }: { title:
     <div className="mb-6 border-b border-slate-200 pb-5">
       {breadcrumb && <div className="mb-2 text-sm text-slate-500">{breadcrumb}</div>}
       <div className="flex flex-wrap items-start justify-between gap-4">
-        <div className="min-w-0">
+        <div className="min-w-0 flex-1">
           <h1 className="truncate text-2xl font-semibold tracking-tight text-slate-900">{title}</h1>
           {description && <div className="mt-1 text-sm text-slate-600">{description}</div>}
         </div>
