@@ -109,7 +109,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
     async registerKind(kind, moduleName, fields = [], provisioner = "builtin") {
       const source = writeModule(infraRoot, moduleName);
       await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind, title: kind, provider: "local", specSchema: { fields } });
-      await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: moduleName, provisioner, version: "0.1.0", source });
+      await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: provisioner === "builtin" ? moduleName : `${provisioner}-${moduleName}`, provisioner, version: "0.1.0", source });
     },
     async componentPolicy(componentName, toggles) {
       await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids[componentName], ...toggles });
