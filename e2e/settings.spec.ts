@@ -7,7 +7,7 @@ const PAGES = [
   { path: "secrets", heading: "Secrets and Variables", tables: [] },
   { path: "flow-control", heading: "Flow Control", tables: ["Flow-control policies"] },
   { path: "members", heading: "Members and roles", tables: ["Members"] },
-  { path: "api-tokens", heading: "API tokens", tables: [] },
+  { path: "api-tokens", heading: "API tokens", tables: ["Your tokens", "Every token in the organization"] },
 ];
 
 /** Neither the page nor any table scrolls sideways: every column fits the window. */
@@ -37,11 +37,19 @@ test("every settings page shows its tables whole at 1360 px, long connection set
   await dialog.getByRole("button", { name: "Cancel" }).click();
   await expect(page.getByRole("table", { name: "Connections" }).getByRole("row").filter({ hasText: "e2e-long-paths" })).toBeVisible();
 
+  // A token, so both token tables have a row.
+  await page.goto(`${s.baseURL}/o/acme/settings/api-tokens`);
+  await page.getByRole("button", { name: "New token" }).click();
+  await dialog.getByLabel("Name", { exact: true }).fill("e2e-laptop");
+  await dialog.getByRole("button", { name: "Create token" }).click();
+  await expect(dialog.getByRole("heading", { name: "Token e2e-laptop created" })).toBeVisible();
+  await dialog.getByRole("button", { name: "I have copied it" }).click();
+  await expect(dialog).toBeHidden();
+
   for (const p of PAGES) {
     await page.goto(`${s.baseURL}/o/acme/settings/${p.path}`);
     await expect(page.getByRole("heading", { name: p.heading, exact: true })).toBeVisible();
     for (const name of p.tables) await expect(page.getByRole("table", { name }).getByRole("row").nth(1)).toBeVisible();
-    if (p.path === "api-tokens") await expect(page.getByRole("heading", { name: "Your tokens" })).toBeVisible();
     await expect(page.getByRole("status").filter({ hasText: /^Loading/ })).toHaveCount(0);
     await expectNoSidewaysScroll(page);
     await screenshot(page, `settings-${p.path}`);
@@ -53,6 +61,14 @@ test("every settings page shows its tables whole at 1360 px, long connection set
   await expect(dialog).toBeHidden();
   await expect(page.getByText("Deleted connection e2e-long-paths")).toBeVisible();
   await expect(page.getByRole("row").filter({ hasText: "e2e-long-paths" })).toHaveCount(0);
+
+  await page.goto(`${s.baseURL}/o/acme/settings/api-tokens`);
+  await page.getByRole("button", { name: "Revoke e2e-laptop", exact: true }).click();
+  await expect(dialog.getByRole("heading", { name: "Revoke e2e-laptop?" })).toBeVisible();
+  await dialog.getByRole("button", { name: "Revoke token" }).click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByText("Revoked e2e-laptop")).toBeVisible();
+  await expect(page.getByRole("row").filter({ hasText: "e2e-laptop" })).toHaveCount(0);
 });
 
 test("a delete asks first, naming the target, from the keyboard; a refusal stays in the dialog until it is closed", async ({ page }) => {

@@ -111,9 +111,9 @@ export function ApiTokensPage() {
 
 function tokenColumns(onRevoke: (t: Token) => void, showOwner: boolean): (Column<Token> | false)[] {
   return [
-    { id: "name", header: "Name", className: "font-medium text-slate-900", cell: (t) => t.name },
+    { id: "name", header: "Name", cellClassName: "font-medium text-slate-900", cell: (t) => t.name },
     showOwner && { id: "owner", header: "Owner", cell: (t) => t.owner },
-    { id: "token", header: "Token", className: "font-mono text-xs", cell: (t) => `${t.prefix}…` },
+    { id: "token", header: "Token", cellClassName: "font-mono text-xs", cell: (t) => `${t.prefix}…` },
     { id: "created", header: "Created", title: (t) => new Date(t.createdAt).toLocaleString(), cell: (t) => relativeTime(t.createdAt) },
     { id: "lastUsed", header: "Last used", cell: (t) => (t.lastUsedAt ? <span title={new Date(t.lastUsedAt).toLocaleString()}>{relativeTime(t.lastUsedAt)}</span> : <span className="text-slate-400">never</span>) },
     {

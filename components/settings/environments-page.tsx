@@ -72,7 +72,7 @@ export function EnvironmentsPage() {
           rowKey={(e) => e.id}
           columns={[
             { id: "name", header: "Name", cell: (e) => <Badge tone={envTone(e.name)}>{e.name}</Badge> },
-            { id: "description", header: "Description", className: "max-w-md truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">No description</span> },
+            { id: "description", header: "Description", cellClassName: "max-w-md truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">No description</span> },
             {
               id: "components",
               header: "Components",

@@ -90,7 +90,7 @@ export function MembersPage() {
             {
               id: "name",
               header: "Name",
-              className: "font-medium text-slate-900",
+              cellClassName: "font-medium text-slate-900",
               cell: (m) => (
                 <>
                   {m.name}

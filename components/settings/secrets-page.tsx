@@ -49,7 +49,7 @@ function ScopeBadges({ entry }: { entry: StoreEntry }) {
 /** The columns secrets and variables share, after their name and value. */
 const entryColumns: Column<StoreEntry>[] = [
   { id: "scope", header: "Used by", cell: (e) => <ScopeBadges entry={e} /> },
-  { id: "description", header: "Description", className: "max-w-sm truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">—</span> },
+  { id: "description", header: "Description", cellClassName: "max-w-sm truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">—</span> },
   { id: "updated", header: "Updated", title: (e) => new Date(e.updatedAt).toLocaleString(), cell: (e) => relativeTime(e.updatedAt) },
 ];
 
@@ -104,7 +104,7 @@ export function SecretsPage() {
             label="Secrets"
             rowKey={(s) => s.id}
             columns={[
-              { id: "name", header: "Name", className: "font-mono font-medium text-slate-900", cell: (s) => s.name },
+              { id: "name", header: "Name", cellClassName: "font-mono font-medium text-slate-900", cell: (s) => s.name },
               {
                 id: "value",
                 header: "Value",
@@ -153,8 +153,8 @@ export function SecretsPage() {
             label="Variables"
             rowKey={(v) => v.id}
             columns={[
-              { id: "name", header: "Name", className: "font-mono font-medium text-slate-900", cell: (v) => v.name },
-              { id: "value", header: "Value", className: "max-w-xs truncate font-mono text-xs", title: (v) => v.value, cell: (v) => v.value },
+              { id: "name", header: "Name", cellClassName: "font-mono font-medium text-slate-900", cell: (v) => v.name },
+              { id: "value", header: "Value", cellClassName: "max-w-xs truncate font-mono text-xs", title: (v) => v.value, cell: (v) => v.value },
               ...entryColumns,
               admin && {
                 id: "actions",

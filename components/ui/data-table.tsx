@@ -11,6 +11,8 @@ export interface Column<T> {
   cell: (row: T) => ReactNode;
   /** Applied to the heading and every cell, e.g. `text-right` or a width. */
   className?: string;
+  /** Applied to the cells only, e.g. the font of a name. */
+  cellClassName?: string;
   /** The cell's tooltip: the full text of a cell that truncates. */
   title?: (row: T) => string | undefined;
   /** The heading's tooltip. */
@@ -55,7 +57,7 @@ export function DataTable<T extends RowData>({ label, columns, rows, rowKey, row
               {row.getAllCells().map((cell) => {
                 const c = byId.get(cell.column.id)!;
                 return (
-                  <td key={cell.id} title={c.title?.(row.original)} className={cn("whitespace-nowrap px-4 py-3 text-slate-700", c.className)}>
+                  <td key={cell.id} title={c.title?.(row.original)} className={cn("whitespace-nowrap px-4 py-3 text-slate-700", c.className, c.cellClassName)}>
                     {c.cell(row.original)}
                   </td>
                 );
