@@ -25,7 +25,6 @@ export const TOGGLES = POLICY_TOGGLES.map((name) => ({ name, ...TOGGLE_TEXT[name
 
 const SELECTOR_TONE: Record<Selector, BadgeTone> = { platform: "gray", organization: "blue", environment: "yellow", component: "indigo" };
 
-
 interface Policy extends Toggles {
   id: string;
   selector: Selector;

@@ -20,7 +20,6 @@ import { FormAlert, RoleNote } from "./shared";
 
 const NAME_HINT = `${STORE_NAME_HINT[0]!.toUpperCase()}${STORE_NAME_HINT.slice(1)}.`;
 
-
 interface StoreEntry {
   id: string;
   name: string;
