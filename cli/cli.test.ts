@@ -1,27 +1,26 @@
 // The real `planton` binary (node bin/planton.mjs) against the built console on a real Postgres,
 // with a runner started by `planton runner start` running the builtin engine on real files.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { catalogKinds, flowControlPolicies, iacModules } from "../db/schema";
+import { flowControlPolicies } from "../db/schema";
 import { newId } from "../lib/ids";
 import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
 import { readEventStream } from "../lib/client/sse";
-import { createComponent } from "../server/services/components/create-component";
 import { updateComponent } from "../server/services/components/update-component";
 import { environmentByName } from "../server/services/organizations/lookup";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
-import { startConsoleServer, type ConsoleServer } from "../test/console-server";
-import { createTestDatabase, type TestDatabase } from "../test/database";
-import { seedTestOrg, type TestOrg } from "../test/fixtures";
-import { createTestGates } from "../test/gates";
-import { writeModule } from "../test/integration/modules";
+import type { ConsoleServer } from "../test/console-server";
+import type { TestDatabase } from "../test/database";
+import type { TestOrg } from "../test/fixtures";
+import type { TestGates } from "../test/gates";
+import { startJobStack, type JobStack } from "../test/integration/harness";
 
 const root = path.resolve(import.meta.dirname, "..");
+let stack: JobStack;
 let t: TestDatabase;
 let org: TestOrg;
 let server: ConsoleServer;
@@ -31,8 +30,8 @@ let infraRoot: string;
 let configDir: string;
 let runner: ChildProcess;
 let runnerLog = "";
-const gates = createTestGates();
-const ids: Record<string, string> = {};
+let gates: TestGates;
+let ids: Record<string, string>;
 
 interface Run {
   code: number | null;
@@ -49,63 +48,56 @@ function spawnPlanton(args: string[], env: Record<string, string | undefined> = 
   child.stdout!.on("data", (d) => (run.stdout += d));
   child.stderr!.on("data", (d) => (run.stderr += d));
   const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ ...run, code })));
-  return { child, run, done };
+  /** Resolves once the process has printed `text` on stdout; fails if it ends without. */
+  const said = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (run.stdout.includes(text)) return resolve();
+      const onData = () => run.stdout.includes(text) && (child.stdout!.off("data", onData), resolve());
+      child.stdout!.on("data", onData);
+      void done.then((r) => (r.stdout.includes(text) ? resolve() : reject(new Error(`planton ${args.join(" ")} ended (${r.code}) without saying "${text}":\n${r.stdout}${r.stderr}`))));
+    });
+  return { child, run, done, said };
 }
 const planton = (args: string[], env?: Record<string, string | undefined>) => spawnPlanton(args, env).done;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nrunner:\n${runnerLog.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-const waitJob = (id: string, done: (j: InfraJob) => boolean) => until(`job ${id}`, async () => {
-  const j = await api.jobs.get(id);
-  return done(j) ? j : null;
-});
+const waitJob = (id: string, done: (j: InfraJob) => boolean) =>
+  vi.waitFor(
+    async () => {
+      const j = await api.jobs.get(id);
+      if (!done(j)) throw new Error(`job ${id} is ${j.status}/${j.result}, still waiting\nrunner:\n${runnerLog.slice(-3000)}`);
+      return j;
+    },
+    { timeout: 90_000, interval: 150 },
+  );
 const finished = (id: string) => waitJob(id, (j) => j.status === "completed");
 const jobIdIn = (text: string) => text.match(/job_[0-9A-Za-z]+/)![0];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-cli-"));
+  stack = await startJobStack();
+  ({ t, org, server, gates, infraRoot, ids } = stack);
   configDir = path.join(infraRoot, "config");
-  org = await seedTestOrg(t.db, { localRoot: infraRoot });
   const prod = await environmentByName(t.db, org.orgId, "prod");
   await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
-  const source = writeModule(infraRoot, "slow");
-  const importable = writeModule(infraRoot, "importable");
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestImport", title: "TestImport", provider: "local", specSchema: { fields: [] } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestImport", name: "importable", provisioner: "builtin", version: "0.1.0", source: importable });
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", title: "TestSlow", provider: "local", specSchema: { fields: [{ name: "name", type: "string", required: true, description: "folder" }] } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestSlow", name: "slow", provisioner: "builtin", version: "0.1.0", source });
-  const mk = async (name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
-    ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
-  };
+  await stack.registerKind("TestImport", "importable");
+  await stack.registerKind("TestSlow", "slow", [{ name: "name", type: "string", required: true, description: "folder" }]);
+  const mk = stack.component;
   await mk("site", "dev", "StaticSite", { site_name: "site" });
   await mk("shop", "prod", "StaticSite", { site_name: "shop" });
   await mk("slow", "dev", "TestSlow", { name: "one" });
   await mk("adopt", "dev", "TestImport", {});
   await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
   // An OpenTofu module on a runner without tofu: the job fails at init, saying why once.
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestTofu", title: "TestTofu", provider: "local", specSchema: { fields: [] } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestTofu", name: "tofu-importable", provisioner: "tofu", version: "0.1.0", source: importable });
+  await stack.registerKind("TestTofu", "importable", [], "tofu");
   await mk("tofu-thing", "dev", "TestTofu", {});
   await mk("idle", "dev", "StaticSite", { site_name: "idle" });
-  const protectable = writeModule(infraRoot, "protectable");
   const protectFields = [
     { name: "pages", type: "number", default: 2, description: "how many pages" },
     { name: "home", type: "string", default: "index", description: "the home page's name" },
     { name: "motto", type: "string", default: "first", description: "the motto" },
   ];
-  await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", title: "TestProtect", provider: "local", specSchema: { fields: protectFields } });
-  await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "TestProtect", name: "protectable", provisioner: "builtin", version: "0.1.0", source: protectable });
+  await stack.registerKind("TestProtect", "protectable", protectFields);
   await mk("guarded", "dev", "TestProtect", {});
 
-  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "4" } });
   token = (await createApiToken(t.db, org.actor("engineer"), { name: "cli-tests" })).token;
   api = createPlantonClient({ url: server.url, token });
   // The runner for every job here is `planton runner start`.
@@ -117,18 +109,19 @@ beforeAll(async () => {
   runner = r.child;
   r.child.stdout!.on("data", (d) => (runnerLog += d));
   r.child.stderr!.on("data", (d) => (runnerLog += d));
-  await until("the runner to start", () => r.run.stdout.includes("started against"));
+  await r.said("started against");
 }, 240_000);
 
 afterAll(async () => {
-  if (runner && runner.exitCode === null) {
+  if (runner && runner.exitCode === null && runner.signalCode === null) {
+    const closed = new Promise((r) => runner.once("close", r));
     runner.kill("SIGTERM");
-    await Promise.race([new Promise((r) => runner.once("close", r)), new Promise((r) => setTimeout(r, 10_000))]);
-    if (runner.exitCode === null) runner.kill("SIGKILL");
+    // A runner that does not stop within its grace period is killed rather than left behind.
+    const stuck = setTimeout(() => runner.kill("SIGKILL"), 10_000);
+    await closed;
+    clearTimeout(stuck);
   }
-  await server?.stop();
-  await t?.close();
-  if (infraRoot) fs.rmSync(infraRoot, { recursive: true, force: true });
+  await stack?.close();
 });
 
 const SUBCOMMANDS: [string, string][] = [
@@ -314,7 +307,7 @@ describe("planton CLI", () => {
     expect(create.code).toBe(0);
     const id = jobIdIn(create.stdout);
     const follower = spawnPlanton(["infra", "job", "logs", id]);
-    await until("the follower to report the pause", () => follower.run.stdout.includes("awaiting approval"));
+    await follower.said("awaiting approval");
     expect(follower.run.stdout).toContain(`resume it (planton infra job resume ${id})`);
     const review = await api.jobs.getPlan(id);
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
-import { iacModules, infraComponents, organizations } from "../db/schema";
+import { iacModules, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";

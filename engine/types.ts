@@ -122,8 +122,6 @@ export type UiMessage = UiBase &
     | { type: "diagnostic"; diagnostic: Diagnostic }
   );
 
-export type UiMessageType = UiMessage["type"];
-
 // ---------------------------------------------------------------- options and results
 
 export interface ProviderConfig {

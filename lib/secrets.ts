@@ -37,8 +37,6 @@ export const secretReferences = (value: unknown): string[] => referencesBy(secre
 // A variable's value is not secret: `$var/NAME` (the whole value) is replaced by it when the job is made.
 const VARIABLE_REF = /^\$var\/(.+)$/s;
 
-export const variableRef = (name: string) => `$var/${name}`;
-
 /** The variable a spec value references (`$var/NAME`, the whole value), or null. */
 export function variableNameOf(value: unknown): string | null {
   return typeof value === "string" ? (VARIABLE_REF.exec(value)?.[1] ?? null) : null;

@@ -1,5 +1,7 @@
 // Starts the built console (`next start`) as its own process against a test database, the way it
 // runs in production, for tests that need the real HTTP surface, hosted runners and the scheduler.
+// Readiness is a signal, not a poll: Next.js prints "Ready in" once it listens, and one health request
+// then answers as soon as the console has migrated and seeded its database.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -13,59 +15,102 @@ export interface ConsoleServer {
   dataDir: string;
   process: ChildProcess;
   output: () => string;
+  /** Resolves with the match once the console's output (stdout and stderr) matches `pattern`. */
+  waitForOutput: (pattern: RegExp, what: string) => Promise<RegExpMatchArray>;
   stop: () => Promise<void>;
 }
 
-/** Builds once when there is no build yet (npm test builds before the tests run). */
-export function ensureBuilt(): void {
-  if (fs.existsSync(path.join(root, ".next", "BUILD_ID"))) return;
+/** Builds when there is no build yet (npm test builds before the tests run), or always with `force`. */
+export function ensureBuilt(force = false): void {
+  if (!force && fs.existsSync(path.join(root, ".next", "BUILD_ID"))) return;
   const r = spawnSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], { cwd: root, stdio: "inherit" });
   if (r.status !== 0) throw new Error("next build failed");
 }
 
-export async function startConsoleServer(opts: { databaseUrl: string; hostedRunners?: number; env?: Record<string, string> }): Promise<ConsoleServer> {
+export async function startConsoleServer(opts: {
+  databaseUrl: string;
+  hostedRunners?: number;
+  env?: Record<string, string>;
+  /** "printed": no admin sign-in is given, so the console makes one and prints it (as on a first `npm start`). */
+  firstAdmin?: "given" | "printed";
+  /** Also copies everything the console prints to this file. */
+  logFile?: string;
+}): Promise<ConsoleServer> {
   ensureBuilt();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-it-"));
+  const { PLANTON_ADMIN_EMAIL: _email, PLANTON_ADMIN_PASSWORD: _password, ...inherited } = process.env;
   const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,
     env: {
-      ...process.env,
+      ...inherited,
       DATABASE_URL: opts.databaseUrl,
       PLANTON_DATA_DIR: dataDir,
       PLANTON_URL: url,
       PORT: String(port),
       PLANTON_HOSTED_RUNNERS: String(opts.hostedRunners ?? 0),
-      PLANTON_ADMIN_PASSWORD: "integration-admin-pw",
+      ...(opts.firstAdmin === "printed" ? {} : { PLANTON_ADMIN_PASSWORD: "integration-admin-pw" }),
       NODE_ENV: "production",
       ...opts.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const log = opts.logFile ? fs.createWriteStream(opts.logFile) : null;
   let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`The console exited during start-up:\n${out}`);
-    const ok = await fetch(`${url}/api/health`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`The console did not become ready:\n${out}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  return {
-    url,
-    dataDir,
-    process: child,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        await Promise.race([new Promise((r) => child.once("exit", r)), new Promise((r) => setTimeout(r, 8000))]);
-        if (child.exitCode === null) child.kill("SIGKILL");
-      }
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+  const onData = (d: Buffer) => {
+    out += d;
+    log?.write(d);
   };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  child.once("exit", () => log?.end());
+
+  const waitForOutput = (pattern: RegExp, what: string) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const m = out.match(pattern);
+        if (!m) return false;
+        done();
+        resolve(m);
+        return true;
+      };
+      const onExit = () => {
+        if (check()) return;
+        done();
+        reject(new Error(`The console exited before ${what}:\n${out}`));
+      };
+      const done = () => {
+        child.stdout!.off("data", check);
+        child.stderr!.off("data", check);
+        child.off("exit", onExit);
+      };
+      if (check()) return;
+      if (child.exitCode !== null) return onExit();
+      child.stdout!.on("data", check);
+      child.stderr!.on("data", check);
+      child.once("exit", onExit);
+    });
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      // A console that ignores SIGTERM (stuck in a request) is killed rather than left behind.
+      const stuck = setTimeout(() => child.kill("SIGKILL"), 8000);
+      await exited;
+      clearTimeout(stuck);
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitForOutput(/Ready in/, "it listened");
+    const health = await fetch(`${url}/api/health`);
+    if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out}`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, dataDir, process: child, output: () => out, waitForOutput, stop };
 }

@@ -1,5 +1,5 @@
 // `planton infra job …` (short form `planton infra ij …`): the command surface of spec/infra-jobs.md.
-import { Command, Option } from "commander";
+import { Command } from "commander";
 import type { CreatedJob, InfraJob, PlanReview, PlantonClient } from "../../lib/client";
 import { isOperation, OPERATIONS, unknownOperationMessage } from "../../lib/runner-protocol";
 import { NOT_EXECUTED, notExecutedWords } from "../../lib/delete-protection";

@@ -2,7 +2,6 @@
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { KeyRound, Plus, Trash2 } from "lucide-react";
-import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge } from "@/components/ui/badge";
@@ -10,10 +9,11 @@ import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { TextField } from "@/components/ui/field";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { QueryTable, type Column } from "@/components/ui/data-table";
+import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
-import { ConfirmDialog, CopyField, FormAlert } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { CopyField, FormAlert } from "./shared";
 
 interface Token {
   id: string;
@@ -34,7 +34,18 @@ export function ApiTokensPage() {
   const all = useQuery({ ...trpc.apiTokens.list.queryOptions({ org: org.slug }), enabled: org.can("admin") });
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<{ name: string; token: string } | null>(null);
-  const [revoking, setRevoking] = useState<Token | null>(null);
+  const revokeMine = useMutation(trpc.me.apiTokens.revoke.mutationOptions());
+  const revokeAny = useMutation(trpc.apiTokens.revoke.mutationOptions());
+  const revoke = useDeleteDialog<Token, { org: string; id: string }>({
+    title: (t) => `Revoke ${t.name}?`,
+    description: (t) => `Anything using ${t.prefix}… stops working at once. This cannot be undone.`,
+    confirmLabel: "Revoke token",
+    // One's own token through one's own procedure; an admin revokes anyone's through the admin one.
+    mutation: (t) => (t.mine ? revokeMine : revokeAny),
+    variables: (t) => ({ org: org.slug, id: t.id }),
+    refresh: [trpc.me.apiTokens.list.queryKey(), trpc.apiTokens.list.queryKey()],
+    done: (t) => `Revoked ${t.name}`,
+  });
 
   return (
     <>
@@ -52,28 +63,26 @@ export function ApiTokensPage() {
         }
       />
       <div className="space-y-6">
-        <Card title="Your tokens">
-          <div className="-mx-5 -my-4">
-            <QueryState query={mine} loading="Loading tokens…">
-              {(rows) =>
-                rows.length === 0 ? (
-                  <EmptyState icon={<KeyRound className="h-8 w-8" />} title="You have no tokens" description="Create one for the CLI on your laptop or for a CI pipeline; it is shown once." action={<Button onClick={() => setCreating(true)}>Create a token</Button>} />
-                ) : (
-                  <TokenTable rows={rows as Token[]} onRevoke={setRevoking} />
-                )
-              }
-            </QueryState>
-          </div>
+        <Card title="Your tokens" flush>
+          <QueryTable
+            query={mine}
+            loading="Loading tokens…"
+            empty={<EmptyState icon={<KeyRound className="h-8 w-8" />} title="You have no tokens" description="Create one for the CLI on your laptop or for a CI pipeline; it is shown once." action={<Button onClick={() => setCreating(true)}>Create a token</Button>} />}
+            label="Your tokens"
+            rowKey={(t) => t.id}
+            columns={tokenColumns(revoke.ask, false)}
+          />
         </Card>
         {org.can("admin") && (
-          <Card title={`Every token in ${org.name}`} description="As an admin you can revoke any member's token, for instance when a laptop is lost.">
-            <div className="-mx-5 -my-4">
-              <QueryState query={all} loading="Loading tokens…">
-                {(rows) =>
-                  rows.length === 0 ? <EmptyState icon={<KeyRound className="h-8 w-8" />} title="No member has a token" /> : <TokenTable rows={rows as Token[]} onRevoke={setRevoking} showOwner />
-                }
-              </QueryState>
-            </div>
+          <Card title={`Every token in ${org.name}`} description="As an admin you can revoke any member's token, for instance when a laptop is lost." flush>
+            <QueryTable
+              query={all}
+              loading="Loading tokens…"
+              empty={<EmptyState icon={<KeyRound className="h-8 w-8" />} title="No member has a token" />}
+              label="Every token in the organization"
+              rowKey={(t) => t.id}
+              columns={tokenColumns(revoke.ask, true)}
+            />
           </Card>
         )}
       </div>
@@ -95,52 +104,41 @@ export function ApiTokensPage() {
       >
         {shown && <CopyField label="API token" value={shown.token} />}
       </Dialog>
-      <RevokeToken token={revoking} onClose={() => setRevoking(null)} />
+      {revoke.dialog}
     </>
   );
 }
 
-function TokenTable({ rows, onRevoke, showOwner }: { rows: Token[]; onRevoke: (t: Token) => void; showOwner?: boolean }) {
-  return (
-    <Table label={showOwner ? "Every token in the organization" : "Your tokens"}>
-      <thead className="bg-slate-50">
-        <tr>
-          <Th>Name</Th>
-          {showOwner && <Th>Owner</Th>}
-          <Th>Token</Th>
-          <Th>Created</Th>
-          <Th>Last used</Th>
-          <Th>Expires</Th>
-          <Th className="text-right">Actions</Th>
-        </tr>
-      </thead>
-      <Tbody>
-        {rows.map((t) => (
-          <tr key={t.id}>
-            <Td className="font-medium text-slate-900">{t.name}</Td>
-            {showOwner && <Td>{t.owner}</Td>}
-            <Td className="font-mono text-xs">{t.prefix}…</Td>
-            <Td title={new Date(t.createdAt).toLocaleString()}>{relativeTime(t.createdAt)}</Td>
-            <Td>{t.lastUsedAt ? <span title={new Date(t.lastUsedAt).toLocaleString()}>{relativeTime(t.lastUsedAt)}</span> : <span className="text-slate-400">never</span>}</Td>
-            <Td>
-              {t.expired ? (
-                <Badge tone="red">expired</Badge>
-              ) : t.expiresAt ? (
-                <span title={new Date(t.expiresAt).toLocaleString()}>{new Date(t.expiresAt).toLocaleDateString()}</span>
-              ) : (
-                <span className="text-slate-500">never</span>
-              )}
-            </Td>
-            <Td className="text-right">
-              <Button variant="ghost" size="sm" onClick={() => onRevoke(t)} aria-label={`Revoke ${t.name}${showOwner ? ` of ${t.owner}` : ""}`}>
-                <Trash2 className="h-3.5 w-3.5" /> Revoke
-              </Button>
-            </Td>
-          </tr>
-        ))}
-      </Tbody>
-    </Table>
-  );
+function tokenColumns(onRevoke: (t: Token) => void, showOwner: boolean): (Column<Token> | false)[] {
+  return [
+    { id: "name", header: "Name", cellClassName: "font-medium text-slate-900", cell: (t) => t.name },
+    showOwner && { id: "owner", header: "Owner", cell: (t) => t.owner },
+    { id: "token", header: "Token", cellClassName: "font-mono text-xs", cell: (t) => `${t.prefix}…` },
+    { id: "created", header: "Created", title: (t) => new Date(t.createdAt).toLocaleString(), cell: (t) => relativeTime(t.createdAt) },
+    { id: "lastUsed", header: "Last used", cell: (t) => (t.lastUsedAt ? <span title={new Date(t.lastUsedAt).toLocaleString()}>{relativeTime(t.lastUsedAt)}</span> : <span className="text-slate-400">never</span>) },
+    {
+      id: "expires",
+      header: "Expires",
+      cell: (t) =>
+        t.expired ? (
+          <Badge tone="red">expired</Badge>
+        ) : t.expiresAt ? (
+          <span title={new Date(t.expiresAt).toLocaleString()}>{new Date(t.expiresAt).toLocaleDateString()}</span>
+        ) : (
+          <span className="text-slate-500">never</span>
+        ),
+    },
+    {
+      id: "actions",
+      header: "Actions",
+      className: "text-right",
+      cell: (t) => (
+        <Button variant="ghost" size="sm" onClick={() => onRevoke(t)} aria-label={`Revoke ${t.name}${showOwner ? ` of ${t.owner}` : ""}`}>
+          <Trash2 className="h-3.5 w-3.5" /> Revoke
+        </Button>
+      ),
+    },
+  ];
 }
 
 function CreateTokenForm({ onClose, onCreated }: { onClose: () => void; onCreated: (t: { name: string; token: string }) => void }) {
@@ -190,32 +188,5 @@ function CreateTokenForm({ onClose, onCreated }: { onClose: () => void; onCreate
         </div>
       </form>
     </Dialog>
-  );
-}
-
-function RevokeToken({ token, onClose }: { token: Token | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const opts = {
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: trpc.me.apiTokens.list.queryKey() });
-      await queryClient.invalidateQueries({ queryKey: trpc.apiTokens.list.queryKey() });
-      toast.success(`Revoked ${token?.name}`);
-      onClose();
-    },
-  };
-  const revokeMine = useMutation(trpc.me.apiTokens.revoke.mutationOptions(opts));
-  const revokeAny = useMutation(trpc.apiTokens.revoke.mutationOptions(opts));
-  return (
-    <ConfirmDialog
-      open={!!token}
-      title={`Revoke ${token?.name}?`}
-      description={`Anything using ${token?.prefix}… stops working at once. This cannot be undone.`}
-      confirmLabel="Revoke token"
-      mutations={[revokeMine, revokeAny]}
-      onConfirm={() => token && (token.mine ? revokeMine : revokeAny).mutate({ org: org.slug, id: token.id })}
-      onClose={onClose}
-    />
   );
 }

@@ -12,11 +12,12 @@ import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { QueryTable } from "@/components/ui/data-table";
+import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
 import { ScopePicker } from "./scope-picker";
-import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { FormAlert, RoleNote } from "./shared";
 
 interface Connection {
   id: string;
@@ -39,8 +40,16 @@ export function ConnectionsPage() {
   const list = useQuery(trpc.connections.list.queryOptions({ org: org.slug }));
   const [editing, setEditing] = useState<Connection | "new" | null>(null);
   const [authorizing, setAuthorizing] = useState<{ id: string; name: string; authorizations: Connection["authorizations"] } | null>(null);
-  const [deleting, setDeleting] = useState<Connection | null>(null);
   const admin = org.can("admin");
+  const remove = useDeleteDialog<Connection, { org: string; id: string }>({
+    title: (c) => `Delete ${c.name}?`,
+    description: "Its stored credentials and authorizations are deleted with it. A connection that components deploy through cannot be deleted.",
+    confirmLabel: "Delete connection",
+    mutation: useMutation(trpc.connections.delete.mutationOptions()),
+    variables: (c) => ({ org: org.slug, id: c.id }),
+    refresh: [trpc.connections.list.queryKey()],
+    done: (c) => `Deleted connection ${c.name}`,
+  });
 
   return (
     <>
@@ -56,102 +65,112 @@ export function ConnectionsPage() {
         }
       />
       <RoleNote need="admin" what="Creating, editing, authorizing and deleting connections" />
-      <Card>
-        <div className="-mx-5 -my-4">
-          <QueryState query={list} loading="Loading connections…">
-            {(rows) =>
-              rows.length === 0 ? (
-                <EmptyState
-                  icon={<Cable className="h-8 w-8" />}
-                  title="No connections yet"
-                  description="A connection holds the credentials of one cloud account (or a local folder). Components deploy through one."
-                  action={admin ? <Button onClick={() => setEditing("new")}>Create a connection</Button> : undefined}
-                />
-              ) : (
-                <Table label="Connections">
-                  <thead className="bg-slate-50">
-                    <tr>
-                      <Th>Name</Th>
-                      <Th>Provider</Th>
-                      <Th>Credentials</Th>
-                      <Th>Runner</Th>
-                      <Th>Authorized for</Th>
-                      <Th>Used by</Th>
-                      {admin && <Th className="text-right">Actions</Th>}
-                    </tr>
-                  </thead>
-                  <Tbody>
-                    {(rows as Connection[]).map((c) => (
-                      <tr key={c.id} className="align-top">
-                        <Td className="whitespace-normal!">
-                          <div className="font-medium text-slate-900">{c.name}</div>
-                          {c.description && <div className="max-w-xs truncate text-xs text-slate-500">{c.description}</div>}
-                          <div className="mt-0.5 font-mono text-xs text-slate-500">
-                            {Object.entries(c.config)
-                              .map(([k, v]) => `${k}=${v}`)
-                              .join(" ")}
-                          </div>
-                        </Td>
-                        <Td>{CONNECTION_PROVIDERS[c.provider]?.title ?? c.provider}</Td>
-                        <Td>
-                          {c.mode === "runner" ? (
-                            <Badge tone="indigo">runner&apos;s own</Badge>
-                          ) : c.hasCredentials ? (
-                            <Badge tone="green">
-                              <KeyRound className="h-3 w-3" /> stored, encrypted
-                            </Badge>
-                          ) : (CONNECTION_PROVIDERS[c.provider]?.credentialFields.length ?? 0) === 0 ? (
-                            <span className="text-slate-400">none needed</span>
-                          ) : (
-                            <Badge tone="red">missing</Badge>
-                          )}
-                        </Td>
-                        <Td>{c.runner ?? <span className="text-slate-500">organization default</span>}</Td>
-                        <Td>
-                          {c.authorizations.length === 0 ? (
-                            <Badge tone="yellow">not authorized</Badge>
-                          ) : (
-                            <div className="flex flex-wrap gap-1">
-                              {c.authorizations.map((a) =>
-                                a.scope === "organization" ? (
-                                  <Badge key={a.id} tone="blue">
-                                    whole organization
-                                  </Badge>
-                                ) : (
-                                  <Badge key={a.id} tone={envTone(a.environment ?? "")}>
-                                    {a.environment}
-                                  </Badge>
-                                ),
-                              )}
-                            </div>
-                          )}
-                        </Td>
-                        <Td title={c.components.map((x) => `${x.name} (${x.environment})`).join(", ") || undefined}>
-                          {c.components.length ? `${c.components.length} component${c.components.length === 1 ? "" : "s"}` : <span className="text-slate-400">none</span>}
-                        </Td>
-                        {admin && (
-                          <Td className="text-right">
-                            <div className="flex justify-end gap-1">
-                              <Button variant="ghost" size="sm" onClick={() => setEditing(c)} aria-label={`Edit ${c.name}`} title="Edit">
-                                <Pencil className="h-3.5 w-3.5" />
-                              </Button>
-                              <Button variant="ghost" size="sm" onClick={() => setAuthorizing(c)} aria-label={`Authorize ${c.name}`} title="Who may use it">
-                                <ShieldCheck className="h-3.5 w-3.5" />
-                              </Button>
-                              <Button variant="ghost" size="sm" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`} title="Delete">
-                                <Trash2 className="h-3.5 w-3.5" />
-                              </Button>
-                            </div>
-                          </Td>
-                        )}
-                      </tr>
-                    ))}
-                  </Tbody>
-                </Table>
-              )
-            }
-          </QueryState>
-        </div>
+      <Card flush>
+        <QueryTable
+          query={list}
+          loading="Loading connections…"
+          empty={
+            <EmptyState
+              icon={<Cable className="h-8 w-8" />}
+              title="No connections yet"
+              description="A connection holds the credentials of one cloud account (or a local folder). Components deploy through one."
+              action={admin ? <Button onClick={() => setEditing("new")}>Create a connection</Button> : undefined}
+            />
+          }
+          label="Connections"
+          rowKey={(c) => c.id}
+          rowClassName="align-top"
+          columns={[
+            {
+              id: "name",
+              header: "Name",
+              // Descriptions and config values (folder paths, account ids) can be long: they truncate (w-0 keeps a
+              // truncated line from widening the column) or wrap inside the cell, so the table fits the page.
+              className: "min-w-48 max-w-xs whitespace-normal!",
+              cell: (c) => (
+                <>
+                  <div className="font-medium break-words text-slate-900">{c.name}</div>
+                  {c.description && (
+                    <div className="w-0 min-w-full truncate text-xs text-slate-500" title={c.description}>
+                      {c.description}
+                    </div>
+                  )}
+                  <div className="mt-0.5 font-mono text-xs break-all text-slate-500">
+                    {Object.entries(c.config)
+                      .map(([k, v]) => `${k}=${v}`)
+                      .join(" ")}
+                  </div>
+                </>
+              ),
+            },
+            { id: "provider", header: "Provider", className: "whitespace-normal!", cell: (c) => CONNECTION_PROVIDERS[c.provider]?.title ?? c.provider },
+            {
+              id: "credentials",
+              header: "Credentials",
+              cell: (c) =>
+                c.mode === "runner" ? (
+                  <Badge tone="indigo">runner&apos;s own</Badge>
+                ) : c.hasCredentials ? (
+                  <Badge tone="green">
+                    <KeyRound className="h-3 w-3" /> stored, encrypted
+                  </Badge>
+                ) : (CONNECTION_PROVIDERS[c.provider]?.credentialFields.length ?? 0) === 0 ? (
+                  <span className="text-slate-400">none needed</span>
+                ) : (
+                  <Badge tone="red">missing</Badge>
+                ),
+            },
+            { id: "runner", header: "Runner", className: "min-w-28 whitespace-normal! break-words", cell: (c) => c.runner ?? <span className="text-slate-500">organization default</span> },
+            {
+              id: "authorized",
+              header: "Authorized for",
+              className: "min-w-36 whitespace-normal!",
+              cell: (c) =>
+                c.authorizations.length === 0 ? (
+                  <Badge tone="yellow">not authorized</Badge>
+                ) : (
+                  <div className="flex flex-wrap gap-1">
+                    {c.authorizations.map((a) =>
+                      a.scope === "organization" ? (
+                        <Badge key={a.id} tone="blue">
+                          whole organization
+                        </Badge>
+                      ) : (
+                        <Badge key={a.id} tone={envTone(a.environment ?? "")}>
+                          {a.environment}
+                        </Badge>
+                      ),
+                    )}
+                  </div>
+                ),
+            },
+            {
+              id: "usedBy",
+              header: "Used by",
+              className: "whitespace-normal!",
+              title: (c) => c.components.map((x) => `${x.name} (${x.environment})`).join(", ") || undefined,
+              cell: (c) => (c.components.length ? `${c.components.length} component${c.components.length === 1 ? "" : "s"}` : <span className="text-slate-400">none</span>),
+            },
+            admin && {
+              id: "actions",
+              header: "Actions",
+              className: "text-right",
+              cell: (c) => (
+                <div className="flex justify-end gap-1">
+                  <Button variant="ghost" size="sm" onClick={() => setEditing(c)} aria-label={`Edit ${c.name}`} title="Edit">
+                    <Pencil className="h-3.5 w-3.5" />
+                  </Button>
+                  <Button variant="ghost" size="sm" onClick={() => setAuthorizing(c)} aria-label={`Authorize ${c.name}`} title="Who may use it">
+                    <ShieldCheck className="h-3.5 w-3.5" />
+                  </Button>
+                  <Button variant="ghost" size="sm" onClick={() => remove.ask(c)} aria-label={`Delete ${c.name}`} title="Delete">
+                    <Trash2 className="h-3.5 w-3.5" />
+                  </Button>
+                </div>
+              ),
+            },
+          ]}
+        />
       </Card>
       {editing && (
         <ConnectionForm
@@ -162,7 +181,7 @@ export function ConnectionsPage() {
         />
       )}
       {authorizing && <AuthorizeDialog connection={authorizing} onClose={() => setAuthorizing(null)} />}
-      <DeleteConnection connection={deleting} onClose={() => setDeleting(null)} />
+      {remove.dialog}
     </>
   );
 }
@@ -391,31 +410,5 @@ function AuthorizeDialog({ connection, onClose }: { connection: { id: string; na
       />
       <FormAlert message={alert} />
     </Dialog>
-  );
-}
-
-function DeleteConnection({ connection, onClose }: { connection: Connection | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const del = useMutation(
-    trpc.connections.delete.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.connections.list.queryKey() });
-        toast.success(`Deleted connection ${connection?.name}`);
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open={!!connection}
-      title={`Delete ${connection?.name}?`}
-      description="Its stored credentials and authorizations are deleted with it. A connection that components deploy through cannot be deleted."
-      confirmLabel="Delete connection"
-      mutations={[del]}
-      onConfirm={() => connection && del.mutate({ org: org.slug, id: connection.id })}
-      onClose={onClose}
-    />
   );
 }

@@ -11,10 +11,11 @@ import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { TextField } from "@/components/ui/field";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { QueryTable } from "@/components/ui/data-table";
+import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
-import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { FormAlert, RoleNote } from "./shared";
 
 interface Environment {
   id: string;
@@ -30,8 +31,16 @@ export function EnvironmentsPage() {
   const list = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<Environment | null>(null);
-  const [deleting, setDeleting] = useState<Environment | null>(null);
   const admin = org.can("admin");
+  const remove = useDeleteDialog<Environment, { org: string; id: string }>({
+    title: (e) => `Delete ${e.name}?`,
+    description: "Its flow-control policy and connection authorizations go with it. An environment that still has components cannot be deleted.",
+    confirmLabel: "Delete environment",
+    mutation: useMutation(trpc.environments.delete.mutationOptions()),
+    variables: (e) => ({ org: org.slug, id: e.id }),
+    refresh: [trpc.environments.list.queryKey()],
+    done: (e) => `Deleted environment ${e.name}`,
+  });
 
   return (
     <>
@@ -47,71 +56,54 @@ export function EnvironmentsPage() {
         }
       />
       <RoleNote need="admin" what="Creating, editing and deleting environments" />
-      <Card>
-        <div className="-mx-5 -my-4">
-          <QueryState query={list} loading="Loading environments…">
-            {(rows) =>
-              rows.length === 0 ? (
-                <EmptyState
-                  icon={<Layers className="h-8 w-8" />}
-                  title="No environments yet"
-                  description="Create dev, staging and prod, or whatever stages you deploy through."
-                  action={admin ? <Button onClick={() => setCreating(true)}>Create an environment</Button> : undefined}
-                />
-              ) : (
-                <Table label="Environments">
-                  <thead className="bg-slate-50">
-                    <tr>
-                      <Th>Name</Th>
-                      <Th>Description</Th>
-                      <Th>Components</Th>
-                      <Th>Created</Th>
-                      {admin && <Th className="text-right">Actions</Th>}
-                    </tr>
-                  </thead>
-                  <Tbody>
-                    {rows.map((e) => (
-                      <tr key={e.id}>
-                        <Td>
-                          <Badge tone={envTone(e.name)}>{e.name}</Badge>
-                        </Td>
-                        <Td className="max-w-md truncate">{e.description || <span className="text-slate-400">No description</span>}</Td>
-                        <Td>
-                          <Link href={`/o/${org.slug}/components?environment=${e.name}`} className="text-indigo-700 hover:underline">
-                            {e.components} component{e.components === 1 ? "" : "s"}
-                          </Link>
-                        </Td>
-                        <Td title={new Date(e.createdAt).toLocaleString()}>{relativeTime(e.createdAt)}</Td>
-                        {admin && (
-                          <Td className="text-right">
-                            <div className="flex justify-end gap-1">
-                              <Button variant="ghost" size="sm" onClick={() => setEditing(e)} aria-label={`Edit ${e.name}`}>
-                                <Pencil className="h-3.5 w-3.5" /> Edit
-                              </Button>
-                              <Button
-                                variant="ghost"
-                                size="sm"
-                                onClick={() => setDeleting(e)}
-                                aria-label={`Delete ${e.name}`}
-                                title={e.components ? `${e.components} component(s) still belong to ${e.name}` : undefined}
-                              >
-                                <Trash2 className="h-3.5 w-3.5" /> Delete
-                              </Button>
-                            </div>
-                          </Td>
-                        )}
-                      </tr>
-                    ))}
-                  </Tbody>
-                </Table>
-              )
-            }
-          </QueryState>
-        </div>
+      <Card flush>
+        <QueryTable
+          query={list}
+          loading="Loading environments…"
+          empty={
+            <EmptyState
+              icon={<Layers className="h-8 w-8" />}
+              title="No environments yet"
+              description="Create dev, staging and prod, or whatever stages you deploy through."
+              action={admin ? <Button onClick={() => setCreating(true)}>Create an environment</Button> : undefined}
+            />
+          }
+          label="Environments"
+          rowKey={(e) => e.id}
+          columns={[
+            { id: "name", header: "Name", cell: (e) => <Badge tone={envTone(e.name)}>{e.name}</Badge> },
+            { id: "description", header: "Description", cellClassName: "max-w-md truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">No description</span> },
+            {
+              id: "components",
+              header: "Components",
+              cell: (e) => (
+                <Link href={`/o/${org.slug}/components?environment=${e.name}`} className="text-indigo-700 hover:underline">
+                  {e.components} component{e.components === 1 ? "" : "s"}
+                </Link>
+              ),
+            },
+            { id: "created", header: "Created", title: (e) => new Date(e.createdAt).toLocaleString(), cell: (e) => relativeTime(e.createdAt) },
+            admin && {
+              id: "actions",
+              header: "Actions",
+              className: "text-right",
+              cell: (e) => (
+                <div className="flex justify-end gap-1">
+                  <Button variant="ghost" size="sm" onClick={() => setEditing(e)} aria-label={`Edit ${e.name}`}>
+                    <Pencil className="h-3.5 w-3.5" /> Edit
+                  </Button>
+                  <Button variant="ghost" size="sm" onClick={() => remove.ask(e)} aria-label={`Delete ${e.name}`} title={e.components ? `${e.components} component(s) still belong to ${e.name}` : undefined}>
+                    <Trash2 className="h-3.5 w-3.5" /> Delete
+                  </Button>
+                </div>
+              ),
+            },
+          ]}
+        />
       </Card>
       <EnvironmentDialog open={creating} onClose={() => setCreating(false)} />
       <EnvironmentDialog open={!!editing} environment={editing ?? undefined} onClose={() => setEditing(null)} />
-      <DeleteEnvironment environment={deleting} onClose={() => setDeleting(null)} />
+      {remove.dialog}
     </>
   );
 }
@@ -171,31 +163,5 @@ function EnvironmentForm({ environment, onClose }: { environment?: Environment; 
         </div>
       </form>
     </Dialog>
-  );
-}
-
-function DeleteEnvironment({ environment, onClose }: { environment: Environment | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const del = useMutation(
-    trpc.environments.delete.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.environments.list.queryKey() });
-        toast.success(`Deleted environment ${environment?.name}`);
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open={!!environment}
-      title={`Delete ${environment?.name}?`}
-      description="Its flow-control policy and connection authorizations go with it. An environment that still has components cannot be deleted."
-      confirmLabel="Delete environment"
-      mutations={[del]}
-      onConfirm={() => environment && del.mutate({ org: org.slug, id: environment.id })}
-      onClose={onClose}
-    />
   );
 }

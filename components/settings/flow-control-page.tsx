@@ -11,11 +11,12 @@ import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { Checkbox, SelectField } from "@/components/ui/field";
+import { QueryTable, type Column } from "@/components/ui/data-table";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { PLATFORM_DEFAULT, POLICY_TOGGLES, TOGGLE_TEXT, togglesOf, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
-import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { FormAlert, RoleNote } from "./shared";
 
 type Toggles = PolicyToggles;
 type Selector = PolicySelector;
@@ -23,7 +24,6 @@ type Selector = PolicySelector;
 export const TOGGLES = POLICY_TOGGLES.map((name) => ({ name, ...TOGGLE_TEXT[name] }));
 
 const SELECTOR_TONE: Record<Selector, BadgeTone> = { platform: "gray", organization: "blue", environment: "yellow", component: "indigo" };
-
 
 interface Policy extends Toggles {
   id: string;
@@ -38,8 +38,16 @@ export function FlowControlPage() {
   const trpc = useTRPC();
   const list = useQuery(trpc.flowControl.list.queryOptions({ org: org.slug }));
   const [editing, setEditing] = useState<Policy | "new" | null>(null);
-  const [deleting, setDeleting] = useState<Policy | null>(null);
   const admin = org.can("admin");
+  const remove = useDeleteDialog<Policy, { org: string; id: string }>({
+    title: (p) => `Remove the ${p.selector} policy${p.selector !== "organization" ? ` of ${p.target}` : ""}?`,
+    description: "Jobs it covered follow the next less specific policy from then on.",
+    confirmLabel: "Remove policy",
+    mutation: useMutation(trpc.flowControl.delete.mutationOptions()),
+    variables: (p) => ({ org: org.slug, id: p.id }),
+    refresh: [trpc.flowControl.list.queryKey(), trpc.components.flowControl.queryKey()],
+    done: () => "Removed the policy; the next less specific one now applies",
+  });
 
   return (
     <>
@@ -56,69 +64,60 @@ export function FlowControlPage() {
       />
       <RoleNote need="admin" what="Setting and removing flow-control policies" />
       <div className="space-y-6">
-        <Card title="Policies">
-          <div className="-mx-5 -my-4">
-            <QueryState query={list} loading="Loading policies…">
-              {(rows) =>
-                rows.length === 0 ? (
-                  <EmptyState icon={<SlidersHorizontal className="h-8 w-8" />} title="No policies" description="Without any policy, the platform default applies: preview before apply, nothing else." />
-                ) : (
-                  <Table label="Flow-control policies">
-                    <thead className="bg-slate-50">
-                      <tr>
-                        <Th>Applies to</Th>
-                        {TOGGLES.map((t) => (
-                          <Th key={t.name} className="text-center" title={t.explain}>
-                            {t.label}
-                          </Th>
-                        ))}
-                        <Th>Updated</Th>
-                        {admin && <Th className="text-right">Actions</Th>}
-                      </tr>
-                    </thead>
-                    <Tbody>
-                      {(rows as Policy[]).map((p) => (
-                        <tr key={p.id}>
-                          <Td>
-                            <Badge tone={SELECTOR_TONE[p.selector]}>{p.selector}</Badge> <span className="ml-1 font-medium text-slate-900">{p.selector === "platform" || p.selector === "organization" ? "" : p.target}</span>
-                          </Td>
-                          {TOGGLES.map((t) => (
-                            <Td key={t.name} className="text-center">
-                              {p[t.name] ? <Check aria-label="on" className="mx-auto h-4 w-4 text-emerald-600" /> : <Minus aria-label="off" className="mx-auto h-4 w-4 text-slate-300" />}
-                            </Td>
-                          ))}
-                          <Td title={new Date(p.updatedAt).toLocaleString()}>{relativeTime(p.updatedAt)}</Td>
-                          {admin && (
-                            <Td className="text-right">
-                              {p.selector === "platform" ? (
-                                <span className="text-xs text-slate-400" title="The platform default is fixed; override it with an organization policy.">
-                                  read-only
-                                </span>
-                              ) : (
-                                <div className="flex justify-end gap-1">
-                                  <Button variant="ghost" size="sm" onClick={() => setEditing(p)} aria-label={`Edit the ${p.selector} policy ${p.target}`}>
-                                    <Pencil className="h-3.5 w-3.5" /> Edit
-                                  </Button>
-                                  <Button variant="ghost" size="sm" onClick={() => setDeleting(p)} aria-label={`Remove the ${p.selector} policy ${p.target}`}>
-                                    <Trash2 className="h-3.5 w-3.5" /> Remove
-                                  </Button>
-                                </div>
-                              )}
-                            </Td>
-                          )}
-                        </tr>
-                      ))}
-                    </Tbody>
-                  </Table>
-                )
-              }
-            </QueryState>
-          </div>
+        <Card title="Policies" flush>
+          <QueryTable
+            query={list}
+            loading="Loading policies…"
+            empty={<EmptyState icon={<SlidersHorizontal className="h-8 w-8" />} title="No policies" description="Without any policy, the platform default applies: preview before apply, nothing else." />}
+            label="Flow-control policies"
+            rowKey={(p) => p.id}
+            columns={[
+              {
+                id: "target",
+                header: "Applies to",
+                cell: (p) => (
+                  <>
+                    <Badge tone={SELECTOR_TONE[p.selector]}>{p.selector}</Badge> <span className="ml-1 font-medium text-slate-900">{p.selector === "platform" || p.selector === "organization" ? "" : p.target}</span>
+                  </>
+                ),
+              },
+              ...TOGGLES.map(
+                (t): Column<Policy> => ({
+                  id: t.name,
+                  header: t.label,
+                  headerTitle: t.explain,
+                  className: "text-center",
+                  cell: (p) => (p[t.name] ? <Check aria-label="on" className="mx-auto h-4 w-4 text-emerald-600" /> : <Minus aria-label="off" className="mx-auto h-4 w-4 text-slate-300" />),
+                }),
+              ),
+              { id: "updated", header: "Updated", title: (p) => new Date(p.updatedAt).toLocaleString(), cell: (p) => relativeTime(p.updatedAt) },
+              admin && {
+                id: "actions",
+                header: "Actions",
+                className: "text-right",
+                cell: (p) =>
+                  p.selector === "platform" ? (
+                    <span className="text-xs text-slate-400" title="The platform default is fixed; override it with an organization policy.">
+                      read-only
+                    </span>
+                  ) : (
+                    <div className="flex justify-end gap-1">
+                      <Button variant="ghost" size="sm" onClick={() => setEditing(p)} aria-label={`Edit the ${p.selector} policy ${p.target}`}>
+                        <Pencil className="h-3.5 w-3.5" /> Edit
+                      </Button>
+                      <Button variant="ghost" size="sm" onClick={() => remove.ask(p)} aria-label={`Remove the ${p.selector} policy ${p.target}`}>
+                        <Trash2 className="h-3.5 w-3.5" /> Remove
+                      </Button>
+                    </div>
+                  ),
+              },
+            ]}
+          />
         </Card>
         <WhichPolicy />
       </div>
       {editing && <PolicyForm key={editing === "new" ? "new" : editing.id} policy={editing === "new" ? undefined : editing} policies={(list.data as Policy[] | undefined) ?? []} onClose={() => setEditing(null)} />}
-      <RemovePolicy policy={deleting} onClose={() => setDeleting(null)} />
+      {remove.dialog}
     </>
   );
 }
@@ -290,33 +289,5 @@ function PolicyForm({ policy, policies, onClose }: { policy?: Policy; policies: 
         </div>
       </form>
     </Dialog>
-  );
-}
-
-
-function RemovePolicy({ policy, onClose }: { policy: Policy | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const del = useMutation(
-    trpc.flowControl.delete.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.flowControl.list.queryKey() });
-        await queryClient.invalidateQueries({ queryKey: trpc.components.flowControl.queryKey() });
-        toast.success("Removed the policy; the next less specific one now applies");
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open={!!policy}
-      title={`Remove the ${policy?.selector} policy${policy && policy.selector !== "organization" ? ` of ${policy.target}` : ""}?`}
-      description="Jobs it covered follow the next less specific policy from then on."
-      confirmLabel="Remove policy"
-      mutations={[del]}
-      onConfirm={() => policy && del.mutate({ org: org.slug, id: policy.id })}
-      onClose={onClose}
-    />
   );
 }

@@ -11,10 +11,11 @@ import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { controlClass, SelectField, TextField } from "@/components/ui/field";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { QueryTable } from "@/components/ui/data-table";
+import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
-import { ConfirmDialog, CopyField, FormAlert, RoleNote } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { CopyField, FormAlert, RoleNote } from "./shared";
 
 interface Member {
   id: string;
@@ -34,9 +35,17 @@ export function MembersPage() {
   const list = useQuery(trpc.members.list.queryOptions({ org: org.slug }));
   const [adding, setAdding] = useState(false);
   const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
-  const [removing, setRemoving] = useState<Member | null>(null);
   const [roleErrors, setRoleErrors] = useState<Record<string, string>>({});
   const admin = org.can("admin");
+  const remove = useDeleteDialog<Member, { org: string; id: string }>({
+    title: (m) => `Remove ${m.email} from ${org.slug}?`,
+    description: "They lose access to this organization at once, and their API tokens for it are revoked. Their account stays.",
+    confirmLabel: "Remove member",
+    mutation: useMutation(trpc.members.remove.mutationOptions()),
+    variables: (m) => ({ org: org.slug, id: m.id }),
+    refresh: [trpc.members.list.queryKey()],
+    done: (m) => `Removed ${m.email}`,
+  });
   const changeRole = useMutation(
     trpc.members.changeRole.mutationOptions({
       onSuccess: async (_r, vars) => {
@@ -69,82 +78,76 @@ export function MembersPage() {
         }
       />
       <RoleNote need="admin" what="Adding members, changing roles and removing members" />
-      <Card>
-        <div className="-mx-5 -my-4">
-          <QueryState query={list} loading="Loading members…">
-            {(rows) =>
-              rows.length === 0 ? (
-                <EmptyState icon={<Users className="h-8 w-8" />} title="No members" description="Add the people who work in this organization." />
-              ) : (
-                <Table label="Members">
-                  <thead className="bg-slate-50">
-                    <tr>
-                      <Th>Name</Th>
-                      <Th>Email</Th>
-                      <Th>Role</Th>
-                      <Th>Joined</Th>
-                      {admin && <Th className="text-right">Actions</Th>}
-                    </tr>
-                  </thead>
-                  <Tbody>
-                    {(rows as Member[]).map((m) => {
-                      const you = m.email === org.user.email;
-                      return (
-                        <tr key={m.id} className="align-top">
-                          <Td className="font-medium text-slate-900">
-                            {m.name}
-                            {you && <span className="ml-2 text-xs font-normal text-slate-500">(you)</span>}
-                          </Td>
-                          <Td>{m.email}</Td>
-                          <Td className="whitespace-normal!">
-                            {admin ? (
-                              <div className="max-w-xs space-y-1">
-                                <label htmlFor={`role-${m.id}`} className="sr-only">
-                                  Role of {m.email}
-                                </label>
-                                <select
-                                  id={`role-${m.id}`}
-                                  value={m.role}
-                                  disabled={changeRole.isPending && changeRole.variables?.id === m.id}
-                                  aria-invalid={!!roleErrors[m.id] || undefined}
-                                  aria-describedby={roleErrors[m.id] ? `role-${m.id}-error` : undefined}
-                                  onChange={(e) => changeRole.mutate({ org: org.slug, id: m.id, role: e.target.value as Role })}
-                                  className={controlClass(roleErrors[m.id]) + " py-1"}
-                                  style={{ width: "9rem" }}
-                                >
-                                  {ROLES.map((r) => (
-                                    <option key={r} value={r}>
-                                      {r}
-                                    </option>
-                                  ))}
-                                </select>
-                                {roleErrors[m.id] && (
-                                  <p id={`role-${m.id}-error`} role="alert" className="whitespace-normal text-xs text-rose-600">
-                                    {roleErrors[m.id]}
-                                  </p>
-                                )}
-                              </div>
-                            ) : (
-                              <Badge tone={ROLE_TONE[m.role]}>{m.role}</Badge>
-                            )}
-                          </Td>
-                          <Td title={new Date(m.joinedAt).toLocaleString()}>{relativeTime(m.joinedAt)}</Td>
-                          {admin && (
-                            <Td className="text-right">
-                              <Button variant="ghost" size="sm" onClick={() => setRemoving(m)} aria-label={`Remove ${m.email}`}>
-                                <Trash2 className="h-3.5 w-3.5" /> Remove
-                              </Button>
-                            </Td>
-                          )}
-                        </tr>
-                      );
-                    })}
-                  </Tbody>
-                </Table>
-              )
-            }
-          </QueryState>
-        </div>
+      <Card flush>
+        <QueryTable
+          query={list}
+          loading="Loading members…"
+          empty={<EmptyState icon={<Users className="h-8 w-8" />} title="No members" description="Add the people who work in this organization." />}
+          label="Members"
+          rowKey={(m) => m.id}
+          rowClassName="align-top"
+          columns={[
+            {
+              id: "name",
+              header: "Name",
+              cellClassName: "font-medium text-slate-900",
+              cell: (m) => (
+                <>
+                  {m.name}
+                  {m.email === org.user.email && <span className="ml-2 text-xs font-normal text-slate-500">(you)</span>}
+                </>
+              ),
+            },
+            { id: "email", header: "Email", cell: (m) => m.email },
+            {
+              id: "role",
+              header: "Role",
+              className: "whitespace-normal!",
+              cell: (m) =>
+                admin ? (
+                  <div className="max-w-xs space-y-1">
+                    <label htmlFor={`role-${m.id}`} className="sr-only">
+                      Role of {m.email}
+                    </label>
+                    <select
+                      id={`role-${m.id}`}
+                      value={m.role}
+                      disabled={changeRole.isPending && changeRole.variables?.id === m.id}
+                      aria-invalid={!!roleErrors[m.id] || undefined}
+                      aria-describedby={roleErrors[m.id] ? `role-${m.id}-error` : undefined}
+                      onChange={(e) => changeRole.mutate({ org: org.slug, id: m.id, role: e.target.value as Role })}
+                      className={controlClass(roleErrors[m.id]) + " py-1"}
+                      style={{ width: "9rem" }}
+                    >
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
+                    {roleErrors[m.id] && (
+                      <p id={`role-${m.id}-error`} role="alert" className="whitespace-normal text-xs text-rose-600">
+                        {roleErrors[m.id]}
+                      </p>
+                    )}
+                  </div>
+                ) : (
+                  <Badge tone={ROLE_TONE[m.role]}>{m.role}</Badge>
+                ),
+            },
+            { id: "joined", header: "Joined", title: (m) => new Date(m.joinedAt).toLocaleString(), cell: (m) => relativeTime(m.joinedAt) },
+            admin && {
+              id: "actions",
+              header: "Actions",
+              className: "text-right",
+              cell: (m) => (
+                <Button variant="ghost" size="sm" onClick={() => remove.ask(m)} aria-label={`Remove ${m.email}`}>
+                  <Trash2 className="h-3.5 w-3.5" /> Remove
+                </Button>
+              ),
+            },
+          ]}
+        />
       </Card>
       {adding && (
         <AddMemberForm
@@ -164,7 +167,7 @@ export function MembersPage() {
       >
         {created && <CopyField label="Temporary password" value={created.password} />}
       </Dialog>
-      <RemoveMember member={removing} onClose={() => setRemoving(null)} />
+      {remove.dialog}
     </>
   );
 }
@@ -221,31 +224,5 @@ function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onC
         </div>
       </form>
     </Dialog>
-  );
-}
-
-function RemoveMember({ member, onClose }: { member: Member | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const remove = useMutation(
-    trpc.members.remove.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.members.list.queryKey() });
-        toast.success(`Removed ${member?.email}`);
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open={!!member}
-      title={`Remove ${member?.email} from ${org.slug}?`}
-      description="They lose access to this organization at once, and their API tokens for it are revoked. Their account stays."
-      confirmLabel="Remove member"
-      mutations={[remove]}
-      onConfirm={() => member && remove.mutate({ org: org.slug, id: member.id })}
-      onClose={onClose}
-    />
   );
 }

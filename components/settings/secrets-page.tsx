@@ -11,14 +11,14 @@ import { Badge, envTone } from "@/components/ui/badge";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { TextAreaField, TextField } from "@/components/ui/field";
 import { STORE_NAME, STORE_NAME_HINT } from "@/lib/secrets";
-import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
-import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { QueryTable, type Column } from "@/components/ui/data-table";
+import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
 import { ScopePicker, type Scope } from "./scope-picker";
-import { ConfirmDialog, FormAlert, RoleNote } from "./shared";
+import { useDeleteDialog } from "./delete-dialog";
+import { FormAlert, RoleNote } from "./shared";
 
 const NAME_HINT = `${STORE_NAME_HINT[0]!.toUpperCase()}${STORE_NAME_HINT.slice(1)}.`;
-
 
 interface StoreEntry {
   id: string;
@@ -45,6 +45,13 @@ function ScopeBadges({ entry }: { entry: StoreEntry }) {
   );
 }
 
+/** The columns secrets and variables share, after their name and value. */
+const entryColumns: Column<StoreEntry>[] = [
+  { id: "scope", header: "Used by", cell: (e) => <ScopeBadges entry={e} /> },
+  { id: "description", header: "Description", cellClassName: "max-w-sm truncate", title: (e) => e.description || undefined, cell: (e) => e.description || <span className="text-slate-400">—</span> },
+  { id: "updated", header: "Updated", title: (e) => new Date(e.updatedAt).toLocaleString(), cell: (e) => relativeTime(e.updatedAt) },
+];
+
 export function SecretsPage() {
   const org = useOrg();
   const trpc = useTRPC();
@@ -52,8 +59,25 @@ export function SecretsPage() {
   const variables = useQuery(trpc.variables.list.queryOptions({ org: org.slug }));
   const [secretForm, setSecretForm] = useState<StoreEntry | "new" | null>(null);
   const [variableForm, setVariableForm] = useState<StoreEntry | "new" | null>(null);
-  const [deleting, setDeleting] = useState<{ kind: "secret" | "variable"; entry: StoreEntry } | null>(null);
   const admin = org.can("admin");
+  const deleteSecret = useDeleteDialog<StoreEntry, { org: string; id: string }>({
+    title: (e) => `Delete ${e.name}?`,
+    description: "Jobs that reference this secret will fail until it exists again.",
+    confirmLabel: "Delete secret",
+    mutation: useMutation(trpc.secrets.delete.mutationOptions()),
+    variables: (e) => ({ org: org.slug, id: e.id }),
+    refresh: [trpc.secrets.list.queryKey()],
+    done: (e) => `Deleted secret ${e.name}`,
+  });
+  const deleteVariable = useDeleteDialog<StoreEntry, { org: string; id: string }>({
+    title: (e) => `Delete ${e.name}?`,
+    description: "Jobs that reference this variable will fail until it exists again.",
+    confirmLabel: "Delete variable",
+    mutation: useMutation(trpc.variables.delete.mutationOptions()),
+    variables: (e) => ({ org: org.slug, id: e.id }),
+    refresh: [trpc.variables.list.queryKey()],
+    done: (e) => `Deleted variable ${e.name}`,
+  });
 
   return (
     <>
@@ -70,58 +94,43 @@ export function SecretsPage() {
               </Button>
             )
           }
+          flush
         >
-          <div className="-mx-5 -my-4">
-            <QueryState query={secrets} loading="Loading secrets…">
-              {(rows) =>
-                rows.length === 0 ? (
-                  <EmptyState icon={<KeyRound className="h-8 w-8" />} title="No secrets yet" description="Store passwords, API keys and tokens that your modules reference as $secret/NAME." />
-                ) : (
-                  <Table label="Secrets">
-                    <thead className="bg-slate-50">
-                      <tr>
-                        <Th>Name</Th>
-                        <Th>Value</Th>
-                        <Th>Used by</Th>
-                        <Th>Description</Th>
-                        <Th>Updated</Th>
-                        {admin && <Th className="text-right">Actions</Th>}
-                      </tr>
-                    </thead>
-                    <Tbody>
-                      {rows.map((s) => (
-                        <tr key={s.id}>
-                          <Td className="font-mono font-medium text-slate-900">{s.name}</Td>
-                          <Td>
-                            <span className="inline-flex items-center gap-1 text-xs text-slate-500">
-                              <Lock className="h-3 w-3" /> hidden
-                            </span>
-                          </Td>
-                          <Td>
-                            <ScopeBadges entry={s} />
-                          </Td>
-                          <Td className="max-w-sm truncate">{s.description || <span className="text-slate-400">—</span>}</Td>
-                          <Td title={new Date(s.updatedAt).toLocaleString()}>{relativeTime(s.updatedAt)}</Td>
-                          {admin && (
-                            <Td className="text-right">
-                              <div className="flex justify-end gap-1">
-                                <Button variant="ghost" size="sm" onClick={() => setSecretForm(s)} aria-label={`Replace ${s.name}`}>
-                                  <RefreshCw className="h-3.5 w-3.5" /> Replace or rescope
-                                </Button>
-                                <Button variant="ghost" size="sm" onClick={() => setDeleting({ kind: "secret", entry: s })} aria-label={`Delete ${s.name}`}>
-                                  <Trash2 className="h-3.5 w-3.5" /> Delete
-                                </Button>
-                              </div>
-                            </Td>
-                          )}
-                        </tr>
-                      ))}
-                    </Tbody>
-                  </Table>
-                )
-              }
-            </QueryState>
-          </div>
+          <QueryTable
+            query={secrets}
+            loading="Loading secrets…"
+            empty={<EmptyState icon={<KeyRound className="h-8 w-8" />} title="No secrets yet" description="Store passwords, API keys and tokens that your modules reference as $secret/NAME." />}
+            label="Secrets"
+            rowKey={(s) => s.id}
+            columns={[
+              { id: "name", header: "Name", cellClassName: "font-mono font-medium text-slate-900", cell: (s) => s.name },
+              {
+                id: "value",
+                header: "Value",
+                cell: () => (
+                  <span className="inline-flex items-center gap-1 text-xs text-slate-500">
+                    <Lock className="h-3 w-3" /> hidden
+                  </span>
+                ),
+              },
+              ...entryColumns,
+              admin && {
+                id: "actions",
+                header: "Actions",
+                className: "text-right",
+                cell: (s) => (
+                  <div className="flex justify-end gap-1">
+                    <Button variant="ghost" size="sm" onClick={() => setSecretForm(s)} aria-label={`Replace ${s.name}`}>
+                      <RefreshCw className="h-3.5 w-3.5" /> Replace or rescope
+                    </Button>
+                    <Button variant="ghost" size="sm" onClick={() => deleteSecret.ask(s)} aria-label={`Delete ${s.name}`}>
+                      <Trash2 className="h-3.5 w-3.5" /> Delete
+                    </Button>
+                  </div>
+                ),
+              },
+            ]}
+          />
         </Card>
 
         <Card
@@ -134,59 +143,41 @@ export function SecretsPage() {
               </Button>
             )
           }
+          flush
         >
-          <div className="-mx-5 -my-4">
-            <QueryState query={variables} loading="Loading variables…">
-              {(rows) =>
-                rows.length === 0 ? (
-                  <EmptyState icon={<VariableIcon className="h-8 w-8" />} title="No variables yet" description="Store shared settings such as a region or an instance size, referenced as $var/NAME." />
-                ) : (
-                  <Table label="Variables">
-                    <thead className="bg-slate-50">
-                      <tr>
-                        <Th>Name</Th>
-                        <Th>Value</Th>
-                        <Th>Used by</Th>
-                        <Th>Description</Th>
-                        <Th>Updated</Th>
-                        {admin && <Th className="text-right">Actions</Th>}
-                      </tr>
-                    </thead>
-                    <Tbody>
-                      {rows.map((v) => (
-                        <tr key={v.id}>
-                          <Td className="font-mono font-medium text-slate-900">{v.name}</Td>
-                          <Td className="max-w-xs truncate font-mono text-xs">{v.value}</Td>
-                          <Td>
-                            <ScopeBadges entry={v} />
-                          </Td>
-                          <Td className="max-w-sm truncate">{v.description || <span className="text-slate-400">—</span>}</Td>
-                          <Td title={new Date(v.updatedAt).toLocaleString()}>{relativeTime(v.updatedAt)}</Td>
-                          {admin && (
-                            <Td className="text-right">
-                              <div className="flex justify-end gap-1">
-                                <Button variant="ghost" size="sm" onClick={() => setVariableForm(v)} aria-label={`Edit ${v.name}`}>
-                                  <Pencil className="h-3.5 w-3.5" /> Edit
-                                </Button>
-                                <Button variant="ghost" size="sm" onClick={() => setDeleting({ kind: "variable", entry: v })} aria-label={`Delete ${v.name}`}>
-                                  <Trash2 className="h-3.5 w-3.5" /> Delete
-                                </Button>
-                              </div>
-                            </Td>
-                          )}
-                        </tr>
-                      ))}
-                    </Tbody>
-                  </Table>
-                )
-              }
-            </QueryState>
-          </div>
+          <QueryTable
+            query={variables}
+            loading="Loading variables…"
+            empty={<EmptyState icon={<VariableIcon className="h-8 w-8" />} title="No variables yet" description="Store shared settings such as a region or an instance size, referenced as $var/NAME." />}
+            label="Variables"
+            rowKey={(v) => v.id}
+            columns={[
+              { id: "name", header: "Name", cellClassName: "font-mono font-medium text-slate-900", cell: (v) => v.name },
+              { id: "value", header: "Value", cellClassName: "max-w-xs truncate font-mono text-xs", title: (v) => v.value, cell: (v) => v.value },
+              ...entryColumns,
+              admin && {
+                id: "actions",
+                header: "Actions",
+                className: "text-right",
+                cell: (v) => (
+                  <div className="flex justify-end gap-1">
+                    <Button variant="ghost" size="sm" onClick={() => setVariableForm(v)} aria-label={`Edit ${v.name}`}>
+                      <Pencil className="h-3.5 w-3.5" /> Edit
+                    </Button>
+                    <Button variant="ghost" size="sm" onClick={() => deleteVariable.ask(v)} aria-label={`Delete ${v.name}`}>
+                      <Trash2 className="h-3.5 w-3.5" /> Delete
+                    </Button>
+                  </div>
+                ),
+              },
+            ]}
+          />
         </Card>
       </div>
       {secretForm && <SecretForm key={secretForm === "new" ? "new" : secretForm.id} secret={secretForm === "new" ? undefined : secretForm} onClose={() => setSecretForm(null)} />}
       {variableForm && <VariableForm key={variableForm === "new" ? "new" : variableForm.id} variable={variableForm === "new" ? undefined : variableForm} onClose={() => setVariableForm(null)} />}
-      <DeleteEntry target={deleting} onClose={() => setDeleting(null)} />
+      {deleteSecret.dialog}
+      {deleteVariable.dialog}
     </>
   );
 }
@@ -308,31 +299,5 @@ function VariableForm({ variable, onClose }: { variable?: StoreEntry; onClose: (
         </div>
       </form>
     </Dialog>
-  );
-}
-
-function DeleteEntry({ target, onClose }: { target: { kind: "secret" | "variable"; entry: StoreEntry } | null; onClose: () => void }) {
-  const org = useOrg();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const opts = {
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: target?.kind === "secret" ? trpc.secrets.list.queryKey() : trpc.variables.list.queryKey() });
-      toast.success(`Deleted ${target?.kind} ${target?.entry.name}`);
-      onClose();
-    },
-  };
-  const delSecret = useMutation(trpc.secrets.delete.mutationOptions(opts));
-  const delVariable = useMutation(trpc.variables.delete.mutationOptions(opts));
-  return (
-    <ConfirmDialog
-      open={!!target}
-      title={`Delete ${target?.entry.name}?`}
-      description={`Jobs that reference this ${target?.kind} will fail until it exists again.`}
-      confirmLabel={`Delete ${target?.kind}`}
-      mutations={[delSecret, delVariable]}
-      onConfirm={() => target && (target.kind === "secret" ? delSecret : delVariable).mutate({ org: org.slug, id: target.entry.id })}
-      onClose={onClose}
-    />
   );
 }

@@ -1,5 +1,5 @@
 "use client";
-import { useState, type ReactNode } from "react";
+import { useState } from "react";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { AlertTriangle, Check, Copy, Lock } from "lucide-react";
@@ -7,8 +7,6 @@ import { useOrg } from "@/components/shell/org-context";
 import { navSections } from "@/components/shell/sidebar";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
-import { Dialog } from "@/components/ui/dialog";
-import { messageOf } from "@/components/ui/errors";
 import type { Role } from "@/lib/roles";
 
 /** The settings pages as tabs: the same links as the sidebar's Settings section. */
@@ -62,59 +60,6 @@ export function FormAlert({ message }: { message?: string | null }) {
   );
 }
 
-/** What a confirm dialog needs of the mutations it runs: busy and error come from them, not from copies. */
-export interface ConfirmMutation {
-  isPending: boolean;
-  error: unknown;
-  reset: () => void;
-}
-
-/** Asks before a destructive action; the server's refusal, if any, is shown in the dialog. */
-export function ConfirmDialog({
-  open,
-  title,
-  description,
-  confirmLabel,
-  mutations,
-  onConfirm,
-  onClose,
-}: {
-  open: boolean;
-  title: string;
-  description: ReactNode;
-  confirmLabel: string;
-  mutations: ConfirmMutation[];
-  onConfirm: () => void;
-  onClose: () => void;
-}) {
-  const failed = mutations.find((m) => m.error);
-  // Closing clears the refusal, so the next open starts clean.
-  const close = () => {
-    for (const m of mutations) m.reset();
-    onClose();
-  };
-  return (
-    <Dialog
-      open={open}
-      onClose={close}
-      title={title}
-      description={description}
-      footer={
-        <>
-          <Button variant="secondary" onClick={close}>
-            Cancel
-          </Button>
-          <Button variant="danger" busy={mutations.some((m) => m.isPending)} onClick={onConfirm}>
-            {confirmLabel}
-          </Button>
-        </>
-      }
-    >
-      {failed ? <FormAlert message={messageOf(failed.error)} /> : null}
-    </Dialog>
-  );
-}
-
 /** A value shown once (a token, a temporary password) with a copy button. */
 export function CopyField({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
@@ -152,4 +97,3 @@ export function CopyField({ label, value }: { label: string; value: string }) {
   );
 }
 
-export const an = (role: string) => (/^[aeiou]/.test(role) ? "an" : "a");

@@ -2,13 +2,17 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { X } from "lucide-react";
 
-/** A modal on the native <dialog>: focus is trapped, Escape closes it, the page behind is inert. */
+/** A modal on the native <dialog>: focus is trapped (and starts on a `data-autofocus` control if there is one), Escape closes it, the page behind is inert. */
 export function Dialog({ open, onClose, title, description, children, footer }: { open: boolean; onClose: () => void; title: string; description?: ReactNode; children?: ReactNode; footer?: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) d.showModal();
+    if (open && !d.open) {
+      d.showModal();
+      // The native dialog focuses its first control (the close button) unless told otherwise.
+      d.querySelector<HTMLElement>("[data-autofocus]")?.focus();
+    }
     if (!open && d.open) d.close();
   }, [open]);
   return (

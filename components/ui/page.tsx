@@ -8,7 +8,7 @@ export function PageHeader({ title, description, actions, breadcrumb }: { title:
     <div className="mb-6 border-b border-slate-200 pb-5">
       {breadcrumb && <div className="mb-2 text-sm text-slate-500">{breadcrumb}</div>}
       <div className="flex flex-wrap items-start justify-between gap-4">
-        <div className="min-w-0">
+        <div className="min-w-0 flex-1">
           <h1 className="truncate text-2xl font-semibold tracking-tight text-slate-900">{title}</h1>
           {description && <div className="mt-1 text-sm text-slate-600">{description}</div>}
         </div>
@@ -18,9 +18,10 @@ export function PageHeader({ title, description, actions, breadcrumb }: { title:
   );
 }
 
-export function Card({ title, description, actions, children, className }: { title?: ReactNode; description?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+/** A white panel; `flush` drops the padding, for a table that runs edge to edge. */
+export function Card({ title, description, actions, children, className, flush }: { title?: ReactNode; description?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string; flush?: boolean }) {
   return (
-    <section className={cn("rounded-lg bg-white shadow-sm ring-1 ring-slate-200", className)}>
+    <section className={cn("rounded-lg bg-white shadow-sm ring-1 ring-slate-200", flush && "overflow-hidden", className)}>
       {(title || actions) && (
         <header className="flex items-start justify-between gap-4 border-b border-slate-100 px-5 py-4">
           <div>
@@ -30,7 +31,7 @@ export function Card({ title, description, actions, children, className }: { tit
           {actions}
         </header>
       )}
-      <div className="px-5 py-4">{children}</div>
+      <div className={flush ? undefined : "px-5 py-4"}>{children}</div>
     </section>
   );
 }

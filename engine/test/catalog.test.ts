@@ -1,4 +1,4 @@
-import { readFile, rm, stat, readdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apply, plan, refresh } from "../index";

@@ -1,5 +1,4 @@
 // The builtin engine, driven in-process through engine/index.ts.
-import path from "node:path";
 import {
   apply,
   decodePlan,
@@ -215,8 +214,4 @@ async function uploadReview(ctx: StepContext, saved: SavedPlan, name: string): P
     if (c.action === "noop") continue;
     ctx.emit({ type: "resource", payload: { address: c.address, type: c.type, action: c.action, phase: "planned", before: c.change.before, after: c.change.after } });
   }
-}
-
-export function moduleDirOf(workDir: string): string {
-  return path.join(workDir, "module");
 }

@@ -48,7 +48,8 @@ export interface JobStack {
   startRunner: (name: string, capacity?: number) => Promise<RunnerProcess>;
   runners: RunnerProcess[];
   component: (name: string, environment: string, kind: string, spec: Record<string, unknown>) => Promise<string>;
-  registerKind: (kind: string, moduleName: keyof typeof MODULES, fields?: object[]) => Promise<void>;
+  /** A catalog kind served by one of the test modules (run by the builtin engine unless `provisioner` says otherwise). */
+  registerKind: (kind: string, moduleName: keyof typeof MODULES, fields?: object[], provisioner?: "builtin" | "tofu") => Promise<void>;
   /** A flow-control policy on one component (the most specific selector: it wins whole). */
   componentPolicy: (componentName: string, toggles: Partial<PolicyToggles>) => Promise<void>;
   run: (component: string, operation: string, extra?: Record<string, unknown>) => Promise<{ id: string; status: string }>;
@@ -105,10 +106,10 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
       return ids[name];
     },
-    async registerKind(kind, moduleName, fields = []) {
+    async registerKind(kind, moduleName, fields = [], provisioner = "builtin") {
       const source = writeModule(infraRoot, moduleName);
       await t.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind, title: kind, provider: "local", specSchema: { fields } });
-      await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: moduleName, provisioner: "builtin", version: "0.1.0", source });
+      await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind, name: provisioner === "builtin" ? moduleName : `${provisioner}-${moduleName}`, provisioner, version: "0.1.0", source });
     },
     async componentPolicy(componentName, toggles) {
       await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids[componentName], ...toggles });

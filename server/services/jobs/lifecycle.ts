@@ -142,8 +142,6 @@ export function stepTransition(from: Phase, event: StepEvent): Phase {
   return to;
 }
 
-export const canStep = (from: Phase, event: StepEvent) => !!STEP_TABLE[key(from)]?.[event];
-
 /** Every status/result pair, for exhaustive tests and validation. */
 export const ALL_PHASES: Phase[] = (["queued", "running", "awaiting_approval", "completed"] as const).flatMap((status) =>
   (["tbd", "succeeded", "failed", "cancelled", "skipped"] as const).map((result) => ({ status, result })),

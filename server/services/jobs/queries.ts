@@ -140,8 +140,6 @@ export async function getJob(db: Queryable, orgId: string, id: string, role: Rol
   };
 }
 
-export type InfraJobView = Awaited<ReturnType<typeof getJob>>;
-
 /** `planton infra job iac-input`: the input the job ran with (module files, variables with secret references, backend, policy). */
 export async function getIacInput(db: Queryable, orgId: string, id: string) {
   const { job } = await jobRow(db, orgId, id);

@@ -115,9 +115,3 @@ export async function claimJobWaiting(
     unsubscribe();
   }
 }
-
-/** Which runner holds a job's current attempt. */
-export async function attemptRunner(db: Database, attemptId: string) {
-  const [row] = await db.select({ runner: runners }).from(runnerAttempts).innerJoin(runners, eq(runners.id, runnerAttempts.runnerId)).where(and(eq(runnerAttempts.id, attemptId)));
-  return row?.runner ?? null;
-}

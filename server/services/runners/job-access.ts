@@ -76,8 +76,3 @@ export function sameAttempt(access: JobAccess, attemptId: string) {
     throw new PlantonError("FORBIDDEN", `Nothing was done: this credential is for attempt ${access.attemptId}, not ${attemptId}.`);
   }
 }
-
-export async function currentJob(db: Queryable, jobId: string) {
-  const [job] = await db.select().from(infraJobs).where(eq(infraJobs.id, jobId));
-  return job;
-}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { artifacts, environments, infraJobs, jobOperations, runnerAttempts, secretEnvironments, secrets, stateObjects } from "@/db/schema";
+import { artifacts, infraJobs, jobOperations, runnerAttempts, secretEnvironments, secrets, stateObjects } from "@/db/schema";
 import { PlantonError } from "../../errors";
 import { decryptSecret } from "../../crypto";
 import { cancelJob } from "../jobs/cancel-job";

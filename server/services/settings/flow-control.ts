@@ -8,7 +8,7 @@ import { badRequest, notFound } from "../../errors";
 import type { Actor } from "../../actor";
 import { environmentByName } from "../organizations/lookup";
 
-import { PLATFORM_DEFAULT, POLICY_SELECTORS, POLICY_TOGGLES, togglesOf as toggles, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
+import { PLATFORM_DEFAULT, POLICY_SELECTORS, togglesOf as toggles, type PolicySelector, type PolicyToggles } from "@/lib/flow-control";
 
 export async function ensurePlatformPolicy(db: Queryable): Promise<void> {
   await db

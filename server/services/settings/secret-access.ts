@@ -23,7 +23,6 @@ type SecretRow = typeof secrets.$inferSelect;
 type VariableRow = typeof variables.$inferSelect;
 
 export type StoreUse<Row> = { ok: true; entry: Row } | { ok: false; missing: boolean; reason: string };
-export type SecretUse = StoreUse<SecretRow>;
 
 /** May a job in environment `environment` use each of the named secrets (or variables)? One answer per name. */
 async function storeUses<Row extends { id: string; name: string; scope: "organization" | "environment" }>(
