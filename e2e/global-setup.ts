@@ -27,7 +27,7 @@ export default async function globalSetup() {
   }
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const server = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,
     env: { ...withoutAdminCredentials(process.env), DATABASE_URL: dbUrl, PLANTON_DATA_DIR: dataDir, PLANTON_URL: baseURL, PORT: String(port), PLANTON_HOSTED_RUNNERS: process.env.PLANTON_HOSTED_RUNNERS ?? "1", PLANTON_TEST_GATES_DIR: gatesDir },
     stdio: ["ignore", "pipe", "pipe"],

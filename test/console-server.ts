@@ -28,7 +28,7 @@ export async function startConsoleServer(opts: { databaseUrl: string; hostedRunn
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-it-"));
-  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,
     env: {
       ...process.env,
