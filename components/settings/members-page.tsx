@@ -1,7 +1,7 @@
 "use client";
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Trash2, UserPlus, Users } from "lucide-react";
+import { KeyRound, Trash2, UserPlus, Users } from "lucide-react";
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { ROLE_DESCRIPTIONS, ROLES, type Role } from "@/lib/roles";
@@ -33,7 +33,8 @@ export function MembersPage() {
   const queryClient = useQueryClient();
   const list = useQuery(trpc.members.list.queryOptions({ org: org.slug }));
   const [adding, setAdding] = useState(false);
-  const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
+  const [invited, setInvited] = useState<Invited | null>(null);
+  const [resetting, setResetting] = useState<Member | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
   const [roleErrors, setRoleErrors] = useState<Record<string, string>>({});
   const admin = org.can("admin");
@@ -131,6 +132,11 @@ export function MembersPage() {
                           <Td title={new Date(m.joinedAt).toLocaleString()}>{relativeTime(m.joinedAt)}</Td>
                           {admin && (
                             <Td className="text-right">
+                              {!you && (
+                                <Button variant="ghost" size="sm" onClick={() => setResetting(m)} aria-label={`Reset sign-in of ${m.email}`}>
+                                  <KeyRound className="h-3.5 w-3.5" /> Reset sign-in
+                                </Button>
+                              )}
                               <Button variant="ghost" size="sm" onClick={() => setRemoving(m)} aria-label={`Remove ${m.email}`}>
                                 <Trash2 className="h-3.5 w-3.5" /> Remove
                               </Button>
@@ -149,27 +155,70 @@ export function MembersPage() {
       {adding && (
         <AddMemberForm
           onClose={() => setAdding(false)}
-          onCreatedAccount={(email, password) => {
+          onInvited={(i) => {
             setAdding(false);
-            setCreated({ email, password });
+            setInvited(i);
           }}
         />
       )}
-      <Dialog
-        open={!!created}
-        onClose={() => setCreated(null)}
-        title="Account created"
-        description={`Give ${created?.email} this temporary password. It is shown only now; they can sign in with it straight away.`}
-        footer={<Button onClick={() => setCreated(null)}>Done</Button>}
-      >
-        {created && <CopyField label="Temporary password" value={created.password} />}
-      </Dialog>
+      <InvitationDialog invited={invited} onClose={() => setInvited(null)} />
+      <ResetSignIn member={resetting} onClose={() => setResetting(null)} onInvited={setInvited} />
       <RemoveMember member={removing} onClose={() => setRemoving(null)} />
     </>
   );
 }
 
-function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onCreatedAccount: (email: string, password: string) => void }) {
+interface Invited {
+  email: string;
+  title: string;
+  invitation: { path: string; expiresAt: Date };
+}
+
+/** The link is shown once: only its hash is stored. The wording is the same whether or not the email had an account. */
+function InvitationDialog({ invited, onClose }: { invited: Invited | null; onClose: () => void }) {
+  const url = invited && typeof window !== "undefined" ? `${window.location.origin}${invited.invitation.path}` : "";
+  return (
+    <Dialog
+      open={!!invited}
+      onClose={onClose}
+      title={invited?.title ?? ""}
+      description={
+        invited
+          ? `Send ${invited.email} this link. It is shown only now and works until ${new Date(invited.invitation.expiresAt).toUTCString()}; whoever opens it first uses it, so send it only to them.`
+          : ""
+      }
+      footer={<Button onClick={onClose}>Done</Button>}
+    >
+      {invited && <CopyField label="Invitation link" value={url} />}
+    </Dialog>
+  );
+}
+
+function ResetSignIn({ member, onClose, onInvited }: { member: Member | null; onClose: () => void; onInvited: (i: Invited) => void }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const reset = useMutation(
+    trpc.members.resetSignIn.mutationOptions({
+      onSuccess: (r) => {
+        onClose();
+        onInvited({ email: r.email, title: "Sign-in reset", invitation: r.invitation });
+      },
+    }),
+  );
+  return (
+    <ConfirmDialog
+      open={!!member}
+      title={`Reset the sign-in of ${member?.email}?`}
+      description="Their password stops working and every session of theirs ends at once. You get a new invitation link for them to choose a new password; you never see or set it."
+      confirmLabel="Reset sign-in"
+      mutations={[reset]}
+      onConfirm={() => member && reset.mutate({ org: org.slug, id: member.id })}
+      onClose={onClose}
+    />
+  );
+}
+
+function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited: (i: Invited) => void }) {
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -183,8 +232,7 @@ function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onC
       onSuccess: async (r) => {
         await queryClient.invalidateQueries({ queryKey: trpc.members.list.queryKey() });
         toast.success(`Added ${r.email} as ${r.role}`);
-        if (r.temporaryPassword) onCreatedAccount(r.email, r.temporaryPassword);
-        else onClose();
+        onInvited({ email: r.email, title: "Invitation created", invitation: r.invitation });
       },
       onError: (err) => {
         const fe = fieldErrorsOf(err);
@@ -199,10 +247,10 @@ function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onC
     add.mutate({ org: org.slug, email, name, role });
   }
   return (
-    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="Someone who already has an account is added as they are; anyone else gets a new account with a temporary password.">
+    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="You get an invitation link to send them. With it they choose their own password, or, if they already have a Planton account, sign in as they do today.">
       <form onSubmit={submit} noValidate className="space-y-4">
         <TextField label="Email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={errors.email} placeholder="jane@example.com" autoFocus />
-        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} placeholder="Jane Doe" hint="Used for a new account only." />
+        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} placeholder="Jane Doe" hint="A suggestion: they choose their name when they open the link." />
         <SelectField label="Role" value={role} onChange={(e) => setRole(e.target.value as Role)} error={errors.role} hint={ROLE_DESCRIPTIONS[role]}>
           {ROLES.map((r) => (
             <option key={r} value={r}>

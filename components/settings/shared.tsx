@@ -115,7 +115,7 @@ export function ConfirmDialog({
   );
 }
 
-/** A value shown once (a token, a temporary password) with a copy button. */
+/** A value shown once (a token, an invitation link) with a copy button. */
 export function CopyField({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
   async function copy() {
