@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
-import { memberships, users } from "@/db/schema";
+import { accounts, invitations, memberships, users } from "@/db/schema";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, callerAs, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
-import { createAuth } from "../../auth/auth";
+import { sha256Hex } from "../../crypto";
+import { hasPassword } from "../accounts/invitations";
 import { callerFromApiToken } from "../../trpc/context";
 import { createApiToken } from "./api-tokens";
 import { addMember, changeMemberRole, listMembers, removeMember } from "./members";
@@ -31,23 +32,35 @@ describe(`members (${testDriver})`, () => {
     expect(list[0]).toMatchObject({ email: expect.stringContaining("@"), name: expect.any(String), joinedAt: expect.any(Date) });
   });
 
-  it("an admin adds a new person: an account is created with a temporary password shown once, which signs in", async () => {
+  it("an admin adds a new person: the answer is an invitation link shown once, and no password exists until its owner chooses one", async () => {
     const added = await org.as("admin").members.add({ org: org.slug, email: "Jane@Example.com", name: "Jane Doe", role: "engineer" });
-    expect(added).toMatchObject({ email: "jane@example.com", name: "Jane Doe", role: "engineer", temporaryPassword: expect.any(String) });
-    expect(added.temporaryPassword!.length).toBeGreaterThanOrEqual(12);
-    const signIn = await createAuth(t.db).api.signInEmail({ body: { email: "jane@example.com", password: added.temporaryPassword! } });
-    expect(signIn.user.email).toBe("jane@example.com");
+    expect(Object.keys(added).sort()).toEqual(["email", "id", "invitation", "role"]);
+    expect(added).toMatchObject({ email: "jane@example.com", role: "engineer", invitation: { path: expect.stringMatching(/^\/invite\/inv_[\w-]{32}$/), expiresAt: expect.any(Date) } });
+    const [jane] = await t.db.select().from(users).where(eq(users.email, "jane@example.com"));
+    expect(await hasPassword(t.db, jane.id)).toBe(false);
+    // Only the token's hash is stored.
+    const token = added.invitation.path.split("/").pop()!;
+    const [inv] = await t.db.select().from(invitations).where(eq(invitations.userId, jane.id));
+    expect(inv).toMatchObject({ kind: "set_password", tokenHash: sha256Hex(token), usedAt: null });
+    expect(JSON.stringify(inv)).not.toContain(token);
     const [event] = await auditOf(t.db, org.orgId, "member.add");
-    expect(event.summary).toBe(`Added jane@example.com to ${org.slug} as engineer (new account with a temporary password)`);
-    expect(JSON.stringify(event)).not.toContain(added.temporaryPassword!);
+    expect(event.summary).toMatch(new RegExp(`^Added jane@example.com to ${org.slug} as engineer with an invitation link valid until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`));
+    expect(JSON.stringify(event)).not.toContain(token);
   });
 
-  it("adds an existing user of another organization without a new password", async () => {
+  it("adds an existing user of another organization with the same kind of answer, and issues no credential for the account", async () => {
     const other = await seedSettingsOrg(t.db);
-    const added = await addMember(t.db, org.actor(), { email: other.users.viewer.email, role: "viewer" });
-    expect(added.temporaryPassword).toBeNull();
-    expect(added.userId).toBe(other.users.viewer.userId);
+    const before = await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId));
+    const added = await addMember(t.db, org.actor(), { email: other.users.viewer.email, name: "Someone Else", role: "viewer" });
+    expect(Object.keys(added).sort()).toEqual(["email", "id", "invitation", "role"]);
+    expect(added.invitation.path).toMatch(/^\/invite\/inv_/);
     expect((await memberOf(other.users.viewer.userId)).role).toBe("viewer");
+    // Their password and name are untouched, and the link cannot set a password.
+    expect(await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId))).toEqual(before);
+    const [inv] = await t.db.select().from(invitations).where(eq(invitations.userId, other.users.viewer.userId));
+    expect(inv.kind).toBe("join");
+    const [a, b] = (await auditOf(t.db, org.orgId, "member.add")).map((e) => e.summary.replace(/^Added \S+/, "Added X").replace(/as \w+/, "as R"));
+    expect(a).toBe(b);
   });
 
   it("refuses a member who is already in the organization or a malformed email beside the email field, and writes nothing", async () => {
