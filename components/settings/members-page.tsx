@@ -184,7 +184,7 @@ function InvitationDialog({ invited, onClose }: { invited: Invited | null; onClo
       title={invited?.title ?? ""}
       description={
         invited
-          ? `Send ${invited.email} this link. It is shown only now and works until ${new Date(invited.invitation.expiresAt).toUTCString()}; whoever opens it first uses it, so send it only to them.`
+          ? `Send ${invited.email} this link. It is shown only now, works once, until ${new Date(invited.invitation.expiresAt).toUTCString()}, and whoever opens it first uses it: send it only to them.`
           : ""
       }
       footer={<Button onClick={onClose}>Done</Button>}
@@ -201,7 +201,7 @@ function ResetSignIn({ member, onClose, onInvited }: { member: Member | null; on
     trpc.members.resetSignIn.mutationOptions({
       onSuccess: (r) => {
         onClose();
-        onInvited({ email: r.email, title: "Sign-in reset", invitation: r.invitation });
+        onInvited({ email: r.email, title: `Sign-in reset for ${r.email}`, invitation: r.invitation });
       },
     }),
   );
@@ -209,7 +209,7 @@ function ResetSignIn({ member, onClose, onInvited }: { member: Member | null; on
     <ConfirmDialog
       open={!!member}
       title={`Reset the sign-in of ${member?.email}?`}
-      description="Their password stops working and every session of theirs ends at once. You get a new invitation link for them to choose a new password; you never see or set it."
+      description="Their password stops working and every session of theirs ends at once. You get a link to send them, with which they choose a new password; you never see or set it."
       confirmLabel="Reset sign-in"
       mutations={[reset]}
       onConfirm={() => member && reset.mutate({ org: org.slug, id: member.id })}
@@ -223,7 +223,6 @@ function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited:
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
-  const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("engineer");
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [alert, setAlert] = useState<string | null>(null);
@@ -231,8 +230,7 @@ function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited:
     trpc.members.add.mutationOptions({
       onSuccess: async (r) => {
         await queryClient.invalidateQueries({ queryKey: trpc.members.list.queryKey() });
-        toast.success(`Added ${r.email} as ${r.role}`);
-        onInvited({ email: r.email, title: "Invitation created", invitation: r.invitation });
+        onInvited({ email: r.email, title: `Invitation created for ${r.email} (${r.role})`, invitation: r.invitation });
       },
       onError: (err) => {
         const fe = fieldErrorsOf(err);
@@ -244,13 +242,12 @@ function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited:
   function submit(e: FormEvent) {
     e.preventDefault();
     if (!/^\S+@\S+\.\S+$/.test(email)) return setErrors({ email: "Enter an email address, like jane@example.com" });
-    add.mutate({ org: org.slug, email, name, role });
+    add.mutate({ org: org.slug, email, role });
   }
   return (
-    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="You get an invitation link to send them. With it they choose their own password, or, if they already have a Planton account, sign in as they do today.">
+    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="You get an invitation link to send them. They join when they open it: someone new chooses their own password; someone with a Planton account signs in and accepts.">
       <form onSubmit={submit} noValidate className="space-y-4">
         <TextField label="Email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={errors.email} placeholder="jane@example.com" autoFocus />
-        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} placeholder="Jane Doe" hint="A suggestion: they choose their name when they open the link." />
         <SelectField label="Role" value={role} onChange={(e) => setRole(e.target.value as Role)} error={errors.role} hint={ROLE_DESCRIPTIONS[role]}>
           {ROLES.map((r) => (
             <option key={r} value={r}>

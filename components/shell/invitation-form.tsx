@@ -66,3 +66,19 @@ export function InvitationForm({ email, suggestedName, minLength, action }: { em
     </form>
   );
 }
+
+export function AcceptInvitationButton({ orgName, action }: { orgName: string; action: (prev: AcceptState) => Promise<AcceptState> }) {
+  const [state, submit, pending] = useActionState(action, {});
+  return (
+    <form action={submit} className="space-y-4">
+      {state.message && (
+        <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-700 ring-1 ring-rose-200">
+          {state.message}
+        </p>
+      )}
+      <Button type="submit" className="w-full" busy={pending}>
+        Join {orgName}
+      </Button>
+    </form>
+  );
+}

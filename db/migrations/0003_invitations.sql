@@ -1,8 +1,10 @@
 CREATE TABLE "invitations" (
 	"id" text PRIMARY KEY NOT NULL,
-	"user_id" text NOT NULL,
 	"org_id" text NOT NULL,
 	"kind" text NOT NULL,
+	"email" text NOT NULL,
+	"role" "member_role",
+	"user_id" text,
 	"token_hash" text NOT NULL,
 	"created_by" text,
 	"expires_at" timestamp with time zone NOT NULL,
@@ -18,6 +20,6 @@ CREATE TABLE "sign_in_throttles" (
 	"locked_until" timestamp with time zone
 );
 --> statement-breakpoint
-ALTER TABLE "invitations" ADD CONSTRAINT "invitations_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "invitations" ADD CONSTRAINT "invitations_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "invitations_user_idx" ON "invitations" USING btree ("user_id");
+ALTER TABLE "invitations" ADD CONSTRAINT "invitations_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "invitations_org_email_idx" ON "invitations" USING btree ("org_id","email");

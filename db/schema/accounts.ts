@@ -2,17 +2,18 @@
 import { index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { createdAt, ts } from "./common";
 import { users } from "./auth";
-import { organizations } from "./organizations";
+import { organizations, roleEnum } from "./organizations";
 
 export const invitations = pgTable(
   "invitations",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-    /** The organization whose admin issued it (the page names it). */
     orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-    /** `set_password`: the link sets the account's password once; `join`: it only leads an existing account to sign in. */
-    kind: text("kind", { enum: ["set_password", "join"] }).notNull(),
+    /** `member`: joins `email` to the organization as `role` once accepted; `reset`: lets `userId` choose a new password. */
+    kind: text("kind", { enum: ["member", "reset"] }).notNull(),
+    email: text("email").notNull(),
+    role: roleEnum("role"),
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
     /** SHA-256 of the token in the link; the token itself is shown once and never stored. */
     tokenHash: text("token_hash").notNull().unique(),
     createdBy: text("created_by"),
@@ -20,7 +21,7 @@ export const invitations = pgTable(
     usedAt: ts("used_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("invitations_user_idx").on(t.userId)],
+  (t) => [index("invitations_org_email_idx").on(t.orgId, t.email)],
 );
 
 /** One row per throttled key (`pair:<email>|<address>`, `account:<email>`, `address:<address>`). */

@@ -4,7 +4,8 @@ import { accounts, invitations, memberships, users } from "@/db/schema";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, callerAs, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
 import { sha256Hex } from "../../crypto";
-import { hasPassword } from "../accounts/invitations";
+import { createAuth } from "../../auth/auth";
+import { acceptInvitation, choosePasswordWithInvitation } from "../accounts/invitations";
 import { callerFromApiToken } from "../../trpc/context";
 import { createApiToken } from "./api-tokens";
 import { addMember, changeMemberRole, listMembers, removeMember } from "./members";
@@ -22,6 +23,7 @@ const memberOf = async (userId: string) => (await listMembers(t.db, org.orgId)).
 const counts = async () => ({
   users: (await t.db.select({ n: count() }).from(users))[0].n,
   members: (await t.db.select({ n: count() }).from(memberships))[0].n,
+  invitations: (await t.db.select({ n: count() }).from(invitations))[0].n,
   audit: await auditCount(t.db, org.orgId),
 });
 
@@ -32,35 +34,39 @@ describe(`members (${testDriver})`, () => {
     expect(list[0]).toMatchObject({ email: expect.stringContaining("@"), name: expect.any(String), joinedAt: expect.any(Date) });
   });
 
-  it("an admin adds a new person: the answer is an invitation link shown once, and no password exists until its owner chooses one", async () => {
-    const added = await org.as("admin").members.add({ org: org.slug, email: "Jane@Example.com", name: "Jane Doe", role: "engineer" });
-    expect(Object.keys(added).sort()).toEqual(["email", "id", "invitation", "role"]);
+  it("an admin adds a new person: the answer is a link shown once; they join when they choose their password with it", async () => {
+    const added = await org.as("admin").members.add({ org: org.slug, email: "Jane@Example.com", role: "engineer" });
+    expect(Object.keys(added).sort()).toEqual(["email", "invitation", "role"]);
     expect(added).toMatchObject({ email: "jane@example.com", role: "engineer", invitation: { path: expect.stringMatching(/^\/invite\/inv_[\w-]{32}$/), expiresAt: expect.any(Date) } });
-    const [jane] = await t.db.select().from(users).where(eq(users.email, "jane@example.com"));
-    expect(await hasPassword(t.db, jane.id)).toBe(false);
-    // Only the token's hash is stored.
+    // Nobody exists or joins until the link is used, and only the token's hash is stored.
+    expect(await t.db.select().from(users).where(eq(users.email, "jane@example.com"))).toEqual([]);
     const token = added.invitation.path.split("/").pop()!;
-    const [inv] = await t.db.select().from(invitations).where(eq(invitations.userId, jane.id));
-    expect(inv).toMatchObject({ kind: "set_password", tokenHash: sha256Hex(token), usedAt: null });
-    expect(JSON.stringify(inv)).not.toContain(token);
-    const [event] = await auditOf(t.db, org.orgId, "member.add");
-    expect(event.summary).toMatch(new RegExp(`^Added jane@example.com to ${org.slug} as engineer with an invitation link valid until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`));
-    expect(JSON.stringify(event)).not.toContain(token);
+    const [inv] = await t.db.select().from(invitations).where(eq(invitations.email, "jane@example.com"));
+    expect(inv).toMatchObject({ kind: "member", role: "engineer", tokenHash: sha256Hex(token), usedAt: null });
+    const [invite] = await auditOf(t.db, org.orgId, "member.invite");
+    expect(invite.summary).toMatch(new RegExp(`^Invited jane@example.com to ${org.slug} as engineer with a link valid until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`));
+    expect(JSON.stringify(invite)).not.toContain(token);
+
+    await choosePasswordWithInvitation(t.db, { token, name: "Jane Doe", password: "jane-chose-this" });
+    const jane = (await listMembers(t.db, org.orgId)).find((m) => m.email === "jane@example.com")!;
+    expect(jane).toMatchObject({ name: "Jane Doe", role: "engineer" });
+    expect((await createAuth(t.db).api.signInEmail({ body: { email: "jane@example.com", password: "jane-chose-this" } })).user.id).toBe(jane.userId);
+    const [joined] = await auditOf(t.db, org.orgId, "member.add");
+    expect(joined.summary).toBe(`jane@example.com joined ${org.slug} as engineer with an invitation link`);
   });
 
-  it("adds an existing user of another organization with the same kind of answer, and issues no credential for the account", async () => {
+  it("adds an existing user of another organization with the same answer and no credential; they join by accepting while signed in", async () => {
     const other = await seedSettingsOrg(t.db);
     const before = await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId));
-    const added = await addMember(t.db, org.actor(), { email: other.users.viewer.email, name: "Someone Else", role: "viewer" });
-    expect(Object.keys(added).sort()).toEqual(["email", "id", "invitation", "role"]);
-    expect(added.invitation.path).toMatch(/^\/invite\/inv_/);
-    expect((await memberOf(other.users.viewer.userId)).role).toBe("viewer");
-    // Their password and name are untouched, and the link cannot set a password.
-    expect(await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId))).toEqual(before);
-    const [inv] = await t.db.select().from(invitations).where(eq(invitations.userId, other.users.viewer.userId));
-    expect(inv.kind).toBe("join");
-    const [a, b] = (await auditOf(t.db, org.orgId, "member.add")).map((e) => e.summary.replace(/^Added \S+/, "Added X").replace(/as \w+/, "as R"));
+    const added = await addMember(t.db, org.actor(), { email: other.users.viewer.email, role: "viewer" });
+    expect(Object.keys(added).sort()).toEqual(["email", "invitation", "role"]);
+    expect(added.invitation.path).toMatch(/^\/invite\/inv_[\w-]{32}$/);
+    const [a, b] = (await auditOf(t.db, org.orgId, "member.invite")).map((e) => e.summary.replace(/^Invited \S+ to \S+ as \w+/, "Invited X"));
     expect(a).toBe(b);
+    expect(await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId))).toEqual(before);
+    expect((await listMembers(t.db, org.orgId)).some((m) => m.userId === other.users.viewer.userId)).toBe(false);
+    await acceptInvitation(t.db, { token: added.invitation.path.split("/").pop()!, userId: other.users.viewer.userId });
+    expect((await memberOf(other.users.viewer.userId)).role).toBe("viewer");
   });
 
   it("refuses a member who is already in the organization or a malformed email beside the email field, and writes nothing", async () => {

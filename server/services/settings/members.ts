@@ -5,13 +5,12 @@ import { accounts, apiTokens, memberships, organizations, sessions, users } from
 import { newId } from "@/lib/ids";
 import { ROLES } from "@/lib/roles";
 import { recordAudit } from "../../audit";
-import { issueInvitation, utcMinute, type InvitationKind } from "../accounts/invitations";
+import { issueInvitation, utcMinute } from "../accounts/invitations";
 import { conflict, notFound, PlantonError } from "../../errors";
 import type { Actor } from "../../actor";
 
 export const addMemberInput = z.object({
   email: z.email({ error: "Enter an email address, like jane@example.com" }).trim().toLowerCase(),
-  name: z.string().trim().max(100).default(""),
   role: z.enum(ROLES, { error: "Pick a role: viewer, engineer or admin" }),
 });
 
@@ -27,39 +26,29 @@ export async function listMembers(db: Queryable, orgId: string) {
 }
 
 /**
- * Adds a member and answers with an invitation link, the same way whether or not the email already has
- * an account: a new account's link lets its owner choose their password once; an existing account's link
- * only leads them to sign in (no credential is issued for an account that exists).
+ * Invites a person: the answer is a link to send them, the same whether or not the email already has an
+ * account. Nobody joins until the link is used: a new person chooses their password with it; someone
+ * with an account signs in and accepts. No credential is issued for an account that exists.
  */
 export async function addMember(db: Database, actor: Actor, raw: z.input<typeof addMemberInput>) {
   const input = addMemberInput.parse(raw);
   return db.transaction(async (tx) => {
     const org = await orgOf(tx, actor.orgId);
-    let [user] = await tx.select({ id: users.id }).from(users).where(eq(users.email, input.email));
-    let kind: InvitationKind = "join";
-    if (user) {
-      const [m] = await tx.select().from(memberships).where(and(eq(memberships.orgId, actor.orgId), eq(memberships.userId, user.id)));
-      if (m) throw conflict(`${input.email} is already a member of ${org.slug} (${m.role}). Nothing was changed. Change their role in the list instead.`, "email");
-    } else {
-      // An account without a password: nobody can sign in as it until its owner opens the link.
-      [user] = await tx
-        .insert(users)
-        .values({ id: newId("user"), email: input.email, name: input.name || input.email.split("@")[0], emailVerified: false })
-        .returning({ id: users.id });
-      kind = "set_password";
-    }
-    const id = newId("membership");
-    await tx.insert(memberships).values({ id, orgId: actor.orgId, userId: user.id, role: input.role });
-    const invitation = await issueInvitation(tx, { userId: user.id, orgId: actor.orgId, kind, createdBy: actor.userId });
-    // The same words either way: the audit history, like the answer, does not tell whether the account existed.
+    const [m] = await tx
+      .select({ role: memberships.role })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.orgId, actor.orgId), eq(users.email, input.email)));
+    if (m) throw conflict(`${input.email} is already a member of ${org.slug} (${m.role}). Nothing was changed. Change their role in the list instead.`, "email");
+    const invitation = await issueInvitation(tx, actor, { kind: "member", email: input.email, role: input.role });
     await recordAudit(tx, actor, {
-      action: "member.add",
-      targetType: "membership",
-      targetId: id,
-      summary: `Added ${input.email} to ${org.slug} as ${input.role} with an invitation link valid until ${utcMinute(invitation.expiresAt)}`,
-      changes: { email: input.email, role: input.role, invitationId: invitation.id },
+      action: "member.invite",
+      targetType: "invitation",
+      targetId: invitation.id,
+      summary: `Invited ${input.email} to ${org.slug} as ${input.role} with a link valid until ${utcMinute(invitation.expiresAt)}`,
+      changes: { email: input.email, role: input.role },
     });
-    return { id, email: input.email, role: input.role, invitation: { path: invitation.path, expiresAt: invitation.expiresAt } };
+    return { email: input.email, role: input.role, invitation: { path: invitation.path, expiresAt: invitation.expiresAt } };
   });
 }
 
@@ -94,7 +83,7 @@ export async function resetMemberSignIn(db: Database, actor: Actor, id: string) 
     }
     await tx.delete(accounts).where(and(eq(accounts.userId, m.userId), eq(accounts.providerId, "credential")));
     const ended = await tx.delete(sessions).where(eq(sessions.userId, m.userId)).returning({ id: sessions.id });
-    const invitation = await issueInvitation(tx, { userId: m.userId, orgId: actor.orgId, kind: "set_password", createdBy: actor.userId });
+    const invitation = await issueInvitation(tx, actor, { kind: "reset", email: m.email, userId: m.userId });
     await recordAudit(tx, actor, {
       action: "member.sign_in_reset",
       targetType: "membership",
