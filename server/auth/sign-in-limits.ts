@@ -81,7 +81,7 @@ export async function recordSignInFailure(db: Queryable, email: string, address:
       .onConflictDoUpdate({
         target: signInThrottles.key,
         set: {
-          failures: sql`case when ${signInThrottles.lastFailureAt} < ${forgetBefore} then 1 else ${signInThrottles.failures} + 1 end`,
+          failures: sql`case when ${signInThrottles.lastFailureAt} < ${forgetBefore.toISOString()}::timestamptz then 1 else ${signInThrottles.failures} + 1 end`,
           lastFailureAt: now,
         },
       })
