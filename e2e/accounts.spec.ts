@@ -82,6 +82,27 @@ test("an admin invites a new person; the link sets their password once, a second
   await first.getByLabel("Repeat the new password").fill("newbie-second-pw");
   await first.getByRole("button", { name: "Change password" }).click();
   await expect(first.getByRole("status")).toHaveText("Password changed. You stay signed in here; every other session of yours has ended.");
+
+  // The admin resets the member's sign-in: their session ends at once, and a new link is shown once.
+  await page.reload();
+  await page.getByRole("button", { name: "Reset sign-in of newbie@acme.example" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Reset sign-in" }).click();
+  const reset = page.getByRole("dialog", { name: "Sign-in reset for newbie@acme.example" });
+  const resetLink = await reset.getByRole("textbox", { name: "Invitation link" }).inputValue();
+  await first.goto(`${s.baseURL}/o/acme/components`);
+  await expect(first).toHaveURL(/\/sign-in/);
+  await first.goto(resetLink);
+  await expect(first.getByRole("heading", { name: "Choose a new password" })).toBeVisible();
+  await first.getByLabel("New password").fill("newbie-third-pw");
+  await first.getByLabel("Repeat the password").fill("newbie-third-pw");
+  await first.getByRole("button", { name: "Set password" }).click();
+  await expect(first.getByRole("status")).toHaveText("Your password is set. Sign in with it.");
+  await first.getByLabel("Password").fill("newbie-second-pw");
+  await first.getByRole("button", { name: "Sign in" }).click();
+  await expect(first.getByRole("alert").filter({ hasText: "do not match" })).toBeVisible();
+  await first.getByLabel("Password").fill("newbie-third-pw");
+  await first.getByRole("button", { name: "Sign in" }).click();
+  await expect(first).toHaveURL(/\/o\/acme\/components/);
 });
 
 /** The LAN address of this machine: not loopback, so the browser treats http there as insecure. */
