@@ -125,7 +125,8 @@ async function consoleAt(host: string, env: Record<string, string>): Promise<{ u
 test("sign-in over plain HTTP at a LAN address works, and says exactly why when PLANTON_URL demands HTTPS", async ({ page }) => {
   const s = e2eState();
   const host = lanAddress();
-  const lan = await consoleAt(host, {});
+  // As `HOST=0.0.0.0 npm start` on a LAN: no PLANTON_URL, served in production mode over plain http.
+  const lan = await consoleAt(host, { PLANTON_URL: "" });
   const strict = await consoleAt(host, { PLANTON_URL: "https://planton.example.test" });
   try {
     await page.goto(`${lan.url}/sign-in`);
@@ -139,6 +140,13 @@ test("sign-in over plain HTTP at a LAN address works, and says exactly why when 
     await expect(page.getByRole("alert").filter({ hasText: "Sign-in cannot work" })).toHaveText(
       `Sign-in cannot work at ${strict.url}: this console's PLANTON_URL is https://planton.example.test, so its session cookie is sent only over HTTPS and this browser will not keep it over plain http. Open https://planton.example.test instead, or, to serve plain HTTP on a trusted network, set PLANTON_URL=${strict.url} and restart the console.`,
     );
+    // Signing in anyway does not fall back to the form in silence: the same reason stays on the page.
+    await page.getByLabel("Email").fill(s.email);
+    await page.getByLabel("Password").fill(s.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
+    await expect(page).toHaveURL(`${strict.url}/sign-in`);
+    await expect(page.getByRole("alert").filter({ hasText: "Sign-in cannot work" }).first()).toBeVisible();
   } finally {
     lan.child.kill("SIGTERM");
     strict.child.kill("SIGTERM");
