@@ -1,5 +1,5 @@
 // Jobs benchmark: throughput, claim latency and event latency of Infra Jobs through the real
-// parts — the built console (`next start`) on a throwaway Postgres, real runner processes running
+// parts — the built console (`scripts/serve.mjs`) on a throwaway Postgres, real runner processes running
 // the builtin engine on a module with many resources, and subscribers on the real `jobs.stream`
 // SSE subscription. It prints figures; it asserts nothing about time.
 //
@@ -256,7 +256,7 @@ async function main() {
   }
   note(`${needed} components of BenchFleet in environment dev`);
 
-  note("starting the console (next start, PLANTON_HOSTED_RUNNERS=0)…");
+  note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
   const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0 });
   cleanups.push(() => server.stop());
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });

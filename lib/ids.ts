@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   verification: "ver",
   membership: "mem",
   apiToken: "tok",
+  invitation: "inv",
   catalogKind: "knd",
   iacModule: "mod",
   connection: "conn",

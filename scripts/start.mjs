@@ -40,6 +40,7 @@ if (!builtAt || SOURCES.some((s) => newestMtime(s) > builtAt)) {
 const port = String(config.PORT);
 const host = config.HOST;
 console.log(`Starting Planton console on http://${host === "0.0.0.0" ? "localhost" : host}:${port}`);
-const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", port, "-H", host], { cwd: root, stdio: "inherit" });
+// scripts/serve.mjs rather than `next start`: it passes each request's socket address on (server/client-address.ts).
+const child = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", port, "-H", host], { cwd: root, stdio: "inherit" });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

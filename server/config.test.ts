@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
+import { BlockList } from "node:net";
 import fs from "node:fs";
 import path from "node:path";
 import { ConfigError } from "@/lib/env";
@@ -20,6 +21,9 @@ describe("the server's configuration", () => {
       PLANTON_SECRET_KEY: undefined,
       BETTER_AUTH_SECRET: undefined,
       PLANTON_AUTH_RATE_LIMIT: "on",
+      // Empty: no proxy is trusted, so every request's client address is its socket's.
+      PLANTON_TRUSTED_PROXIES: expect.any(BlockList),
+      PLANTON_INVITATION_DAYS: 7,
       PLANTON_ADMIN_EMAIL: "admin@acme.example",
       PLANTON_ADMIN_PASSWORD: undefined,
       PLANTON_HOSTED_RUNNERS: 1,
@@ -29,6 +33,7 @@ describe("the server's configuration", () => {
     };
     expect(serverConfig({})).toEqual(defaults);
     expect(serverConfig({ DATABASE_URL: "", PLANTON_ADMIN_PASSWORD: "", PORT: "" })).toEqual(defaults);
+    expect(serverConfig({}).PLANTON_TRUSTED_PROXIES.check("127.0.0.1")).toBe(false);
   });
 
   it("reads what is set", () => {

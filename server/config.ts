@@ -3,6 +3,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
+import { parseTrustedProxies } from "./client-address";
 
 /** 32 bytes as 64 hex characters or as base64. */
 const secretKey = z
@@ -56,6 +57,22 @@ export const SERVER_ENV = {
   PLANTON_SECRET_KEY: envVar(secretKey, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the key that encrypts secrets and credentials at rest (AES-256-GCM)"),
   BETTER_AUTH_SECRET: envVar(text(), "a-long-random-string", "the key that signs sign-in sessions (default: derived from the server key)"),
   PLANTON_AUTH_RATE_LIMIT: envVar(oneOf(["on", "off"], "on"), "off", "`off` lifts the sign-in rate limit (for tests that sign in many times)"),
+  PLANTON_TRUSTED_PROXIES: envVar(
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        try {
+          return parseTrustedProxies(v);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: `not a list of IP addresses and CIDRs (${(err as Error).message})` });
+          return z.NEVER;
+        }
+      }),
+    "10.0.0.5,192.168.0.0/24",
+    "the reverse proxies whose X-Forwarded-For is believed (addresses or CIDRs); unset, the client address is always the socket's",
+  ),
+  PLANTON_INVITATION_DAYS: envVar(wholeNumber(1, 90, 7), "14", "how many days an invitation link (adding a member, resetting a sign-in) stays usable"),
   PLANTON_ADMIN_EMAIL: envVar(
     z
       .email({ error: "not an email address" })

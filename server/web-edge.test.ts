@@ -1,3 +1,4 @@
+import os from "node:os";
 import { describe, expect, it } from "vitest";
 import { TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 import { serverConfig } from "./config";
@@ -14,6 +15,9 @@ describe("which origins may make changes with the sign-in cookie", () => {
     expect(consoleOrigin(served)).toBe("https://planton.example.com");
     // Without PLANTON_URL the console is reached on this machine.
     expect(trustedOrigins(local)).toEqual(["http://127.0.0.1:3000", "http://localhost:3000", "http://[::1]:3000"]);
+    // Served on every interface: this machine's own addresses (from the OS, not from any request).
+    const lanAddresses = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).filter((i) => i.family === "IPv4" && !i.internal).map((i) => `http://${i.address}:3000`);
+    expect(trustedOrigins({ ...local, HOST: "0.0.0.0" })).toEqual(expect.arrayContaining(["http://127.0.0.1:3000", ...lanAddresses]));
     expect(consoleOrigin(serverConfig({ HOST: "0.0.0.0", PORT: "8080" }))).toBe("http://127.0.0.1:8080");
     expect(consoleOrigin(serverConfig({ HOST: "192.168.1.5", PORT: "8080" }))).toBe("http://192.168.1.5:8080");
   });

@@ -1,6 +1,7 @@
 // The web edge: which origins may send a change with the browser's sign-in cookie, whether a request
 // came over HTTPS, and the size limits of a tRPC request. proxy.ts and the tRPC route apply them; the
 // headers themselves are in security-headers.ts.
+import os from "node:os";
 import { boundedBody as readUpTo } from "./input-guard";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { TRPC_MAX_BATCH_CALLS, TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
@@ -22,6 +23,12 @@ export function trustedOrigins(config: EdgeConfig): string[] {
   const origins = new Set([consoleOrigin(config)]);
   // Unset PLANTON_URL means the console is reached on this machine, by whichever loopback name.
   if (!config.PLANTON_URL) for (const host of ["127.0.0.1", "localhost", "[::1]"]) origins.add(`http://${host}:${config.PORT}`);
+  // Served on every interface (HOST=0.0.0.0, a LAN): this machine's own addresses, as the OS lists them.
+  if (!config.PLANTON_URL && WILDCARD_HOSTS.has(config.HOST)) {
+    for (const list of Object.values(os.networkInterfaces())) {
+      for (const i of list ?? []) origins.add(`http://${i.family === "IPv6" ? `[${i.address.split("%")[0]}]` : i.address}:${config.PORT}`);
+    }
+  }
   for (const o of config.PLANTON_TRUSTED_ORIGINS) origins.add(o);
   return [...origins];
 }

@@ -41,7 +41,7 @@ export async function startConsoleServer(opts: {
   const url = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-it-"));
   const { PLANTON_ADMIN_EMAIL: _email, PLANTON_ADMIN_PASSWORD: _password, ...inherited } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,
     env: {
       ...inherited,
@@ -105,7 +105,8 @@ export async function startConsoleServer(opts: {
   };
 
   try {
-    await waitForOutput(/Ready in/, "it listened");
+    // scripts/serve.mjs prints this once it listens.
+    await waitForOutput(/Serving on http/, "it listened");
     const health = await fetch(`${url}/api/health`);
     if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out}`);
   } catch (err) {

@@ -1,8 +1,11 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { SignInForm } from "@/components/shell/sign-in-form";
+import { serverConfig } from "@/server/config";
 
 export const metadata: Metadata = { title: "Sign in" };
+
+export const dynamic = "force-dynamic";
 
 export default function SignInPage() {
   return (
@@ -15,7 +18,7 @@ export default function SignInPage() {
         </div>
         <div className="rounded-xl bg-white p-6 shadow-xl">
           <Suspense>
-            <SignInForm />
+            <SignInForm consoleUrl={serverConfig().PLANTON_URL ?? null} />
           </Suspense>
         </div>
         <p className="mt-6 text-center text-xs text-slate-400">First start? The admin sign-in was printed once in the terminal that started the console.</p>

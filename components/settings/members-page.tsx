@@ -1,7 +1,7 @@
 "use client";
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Trash2, UserPlus, Users } from "lucide-react";
+import { KeyRound, Trash2, UserPlus, Users } from "lucide-react";
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { ROLE_DESCRIPTIONS, ROLES, type Role } from "@/lib/roles";
@@ -34,7 +34,7 @@ export function MembersPage() {
   const queryClient = useQueryClient();
   const list = useQuery(trpc.members.list.queryOptions({ org: org.slug }));
   const [adding, setAdding] = useState(false);
-  const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
+  const [invited, setInvited] = useState<Invited | null>(null);
   const [roleErrors, setRoleErrors] = useState<Record<string, string>>({});
   const admin = org.can("admin");
   const remove = useDeleteDialog<Member, { org: string; id: string }>({
@@ -45,6 +45,20 @@ export function MembersPage() {
     variables: (m) => ({ org: org.slug, id: m.id }),
     refresh: [trpc.members.list.queryKey()],
     done: (m) => `Removed ${m.email}`,
+  });
+  // Resetting is as final as a delete for the member's password: the same confirm, then the new link.
+  const reset = useDeleteDialog<Member, { org: string; id: string }>({
+    title: (m) => `Reset the sign-in of ${m.email}?`,
+    description: "Their password stops working and every session of theirs ends at once. You get a link to send them, with which they choose a new password; you never see or set it.",
+    confirmLabel: "Reset sign-in",
+    mutation: useMutation(
+      trpc.members.resetSignIn.mutationOptions({
+        onSuccess: (r) => setInvited({ email: r.email, title: `Sign-in reset for ${r.email}`, invitation: r.invitation }),
+      }),
+    ),
+    variables: (m) => ({ org: org.slug, id: m.id }),
+    refresh: [trpc.members.list.queryKey()],
+    done: (m) => `Sign-in reset for ${m.email}`,
   });
   const changeRole = useMutation(
     trpc.members.changeRole.mutationOptions({
@@ -141,9 +155,16 @@ export function MembersPage() {
               header: "Actions",
               className: "text-right",
               cell: (m) => (
-                <Button variant="ghost" size="sm" onClick={() => remove.ask(m)} aria-label={`Remove ${m.email}`}>
-                  <Trash2 className="h-3.5 w-3.5" /> Remove
-                </Button>
+                <>
+                  {m.email !== org.user.email && (
+                    <Button variant="ghost" size="sm" onClick={() => reset.ask(m)} aria-label={`Reset sign-in of ${m.email}`}>
+                      <KeyRound className="h-3.5 w-3.5" /> Reset sign-in
+                    </Button>
+                  )}
+                  <Button variant="ghost" size="sm" onClick={() => remove.ask(m)} aria-label={`Remove ${m.email}`}>
+                    <Trash2 className="h-3.5 w-3.5" /> Remove
+                  </Button>
+                </>
               ),
             },
           ]}
@@ -152,32 +173,51 @@ export function MembersPage() {
       {adding && (
         <AddMemberForm
           onClose={() => setAdding(false)}
-          onCreatedAccount={(email, password) => {
+          onInvited={(i) => {
             setAdding(false);
-            setCreated({ email, password });
+            setInvited(i);
           }}
         />
       )}
-      <Dialog
-        open={!!created}
-        onClose={() => setCreated(null)}
-        title="Account created"
-        description={`Give ${created?.email} this temporary password. It is shown only now; they can sign in with it straight away.`}
-        footer={<Button onClick={() => setCreated(null)}>Done</Button>}
-      >
-        {created && <CopyField label="Temporary password" value={created.password} />}
-      </Dialog>
+      <InvitationDialog invited={invited} onClose={() => setInvited(null)} />
+      {reset.dialog}
       {remove.dialog}
     </>
   );
 }
 
-function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onCreatedAccount: (email: string, password: string) => void }) {
+interface Invited {
+  email: string;
+  title: string;
+  invitation: { path: string; expiresAt: Date };
+}
+
+/** The link is shown once: only its hash is stored. The wording is the same whether or not the email had an account. */
+function InvitationDialog({ invited, onClose }: { invited: Invited | null; onClose: () => void }) {
+  const url = invited && typeof window !== "undefined" ? `${window.location.origin}${invited.invitation.path}` : "";
+  return (
+    <Dialog
+      open={!!invited}
+      onClose={onClose}
+      title={invited?.title ?? ""}
+      description={
+        invited
+          ? `Send ${invited.email} this link. It is shown only now, works once, until ${new Date(invited.invitation.expiresAt).toUTCString()}, and whoever opens it first uses it: send it only to them.`
+          : ""
+      }
+      footer={<Button onClick={onClose}>Done</Button>}
+    >
+      {invited && <CopyField label="Invitation link" value={url} />}
+    </Dialog>
+  );
+}
+
+
+function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited: (i: Invited) => void }) {
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
-  const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("engineer");
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [alert, setAlert] = useState<string | null>(null);
@@ -185,9 +225,7 @@ function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onC
     trpc.members.add.mutationOptions({
       onSuccess: async (r) => {
         await queryClient.invalidateQueries({ queryKey: trpc.members.list.queryKey() });
-        toast.success(`Added ${r.email} as ${r.role}`);
-        if (r.temporaryPassword) onCreatedAccount(r.email, r.temporaryPassword);
-        else onClose();
+        onInvited({ email: r.email, title: `Invitation created for ${r.email} (${r.role})`, invitation: r.invitation });
       },
       onError: (err) => {
         const fe = fieldErrorsOf(err);
@@ -199,13 +237,12 @@ function AddMemberForm({ onClose, onCreatedAccount }: { onClose: () => void; onC
   function submit(e: FormEvent) {
     e.preventDefault();
     if (!/^\S+@\S+\.\S+$/.test(email)) return setErrors({ email: "Enter an email address, like jane@example.com" });
-    add.mutate({ org: org.slug, email, name, role });
+    add.mutate({ org: org.slug, email, role });
   }
   return (
-    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="Someone who already has an account is added as they are; anyone else gets a new account with a temporary password.">
+    <Dialog open onClose={onClose} title={`Add a member to ${org.name}`} description="You get an invitation link to send them. They join when they open it: someone new chooses their own password; someone with a Planton account signs in and accepts.">
       <form onSubmit={submit} noValidate className="space-y-4">
         <TextField label="Email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={errors.email} placeholder="jane@example.com" autoFocus />
-        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name} placeholder="Jane Doe" hint="Used for a new account only." />
         <SelectField label="Role" value={role} onChange={(e) => setRole(e.target.value as Role)} error={errors.role} hint={ROLE_DESCRIPTIONS[role]}>
           {ROLES.map((r) => (
             <option key={r} value={r}>

@@ -60,7 +60,7 @@ export function FormAlert({ message }: { message?: string | null }) {
   );
 }
 
-/** A value shown once (a token, a temporary password) with a copy button. */
+/** A value shown once (a token, an invitation link) with a copy button. */
 export function CopyField({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
   async function copy() {

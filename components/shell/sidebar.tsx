@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { BookOpen, Boxes, Cable, ChevronsUpDown, History, KeyRound, Layers, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
+import { BookOpen, Boxes, Cable, ChevronsUpDown, History, KeyRound, Layers, LockKeyhole, LogOut, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
 import type { ComponentType, ReactNode } from "react";
 import { authClient } from "@/lib/auth-client";
 import { AwaitingApprovalBadge } from "@/components/jobs/awaiting-approval-badge";
@@ -103,6 +103,9 @@ export function Sidebar() {
               <ShieldCheck className="h-3 w-3" /> {org.role}
             </div>
           </div>
+          <Link href={`/o/${org.slug}/account`} aria-label="Change password" title="Change password" className="rounded p-1.5 text-slate-400 hover:bg-slate-800 hover:text-white">
+            <LockKeyhole className="h-4 w-4" />
+          </Link>
           <button
             type="button"
             aria-label="Sign out"

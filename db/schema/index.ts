@@ -9,3 +9,4 @@ export * from "./components";
 export * from "./runners";
 export * from "./audit";
 export * from "./jobs";
+export * from "./accounts";

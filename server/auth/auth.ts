@@ -5,6 +5,7 @@ import type { Database } from "@/db/client";
 import { newId, type IdKind } from "@/lib/ids";
 import { serverConfig } from "../config";
 import { serverKey, sha256Hex } from "../crypto";
+import { CLIENT_ADDRESS_HEADER } from "./sign-in-limits";
 
 const MODEL_ID_KIND: Record<string, IdKind> = { user: "user", session: "session", account: "account", verification: "verification" };
 
@@ -28,14 +29,22 @@ export function createAuth(db: Database) {
     },
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
-    rateLimit: { enabled: config.PLANTON_AUTH_RATE_LIMIT === "on", window: 60, max: 600, customRules: { "/sign-in/email": { window: 60, max: 60 } } },
+    // better-auth's own limiter keys on X-Forwarded-For as the client wrote it; sign-in-limits.ts does this instead.
+    rateLimit: { enabled: false },
     advanced: {
+      // Cookies follow the scheme the console is served on: Secure (and `__Secure-` named) only when PLANTON_URL is https,
+      // so plain HTTP on a LAN keeps its session; components/shell/sign-in-form.tsx explains the https-only case.
+      useSecureCookies: secureCookies(config.PLANTON_URL),
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
       database: { generateId: ({ model }) => newId(MODEL_ID_KIND[model] ?? "verification") },
     },
     telemetry: { enabled: false },
     logger: { level: "error" },
   });
 }
+
+/** Whether session cookies are sent only over HTTPS: when the console's configured URL is https. */
+export const secureCookies = (consoleUrl: string | undefined) => !!consoleUrl?.startsWith("https://");
 
 export type Auth = ReturnType<typeof createAuth>;
 

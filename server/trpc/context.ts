@@ -2,6 +2,7 @@ import { and, eq, gt, isNull, or } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { apiTokens, users } from "@/db/schema";
 import type { Auth } from "../auth/auth";
+import { requestClientAddress } from "../client-address";
 import { sha256Hex } from "../crypto";
 
 export interface Caller {
@@ -24,7 +25,7 @@ export const TOKEN_REFUSED =
   "The API token was refused: it is unknown, revoked or expired. Nothing was done. Create a new one in Settings → API Tokens, then run planton auth login --token <token>.";
 
 export function clientAddressOf(headers: Headers): string | null {
-  return headers.get("x-forwarded-for")?.split(",")[0].trim() || headers.get("x-real-ip") || null;
+  return requestClientAddress(headers);
 }
 
 /** The caller, from an API token (`Authorization: Bearer plt_…`) or the browser's session cookie. */

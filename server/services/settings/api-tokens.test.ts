@@ -6,6 +6,7 @@ import { auditCount, auditOf, callerAs, refusal, seedSettingsOrg, type SettingsO
 import { sha256Hex } from "../../crypto";
 import { callerFromApiToken } from "../../trpc/context";
 import { createApiToken, listApiTokens, revokeApiToken } from "./api-tokens";
+import { acceptInvitation } from "../accounts/invitations";
 
 let t: TestDatabase;
 let org: SettingsOrg;
@@ -93,7 +94,8 @@ describe(`API tokens (${testDriver})`, () => {
     const { token } = await createApiToken(t.db, org.actor("admin"), { name: "scoped" });
     const caller = (await callerFromApiToken(t.db, token))!;
     // Even if the person is a member there too.
-    await other.as("admin").members.add({ org: other.slug, email: org.users.admin.email, role: "viewer" });
+    const { invitation } = await other.as("admin").members.add({ org: other.slug, email: org.users.admin.email, role: "viewer" });
+    await acceptInvitation(t.db, { token: invitation.path.split("/").pop()!, userId: org.users.admin.userId });
     expect((await refusal(callerAs(t.db, caller).environments.list({ org: other.slug }))).code).toBe("NOT_FOUND");
     await revokeApiToken(t.db, org.actor("admin"), (await listApiTokens(t.db, org.actor("admin"))).find((x) => x.name === "scoped")!.id);
   });

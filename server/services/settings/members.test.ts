@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
-import { memberships, users } from "@/db/schema";
+import { accounts, invitations, memberships, users } from "@/db/schema";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, callerAs, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
+import { sha256Hex } from "../../crypto";
 import { createAuth } from "../../auth/auth";
+import { acceptInvitation, choosePasswordWithInvitation } from "../accounts/invitations";
 import { callerFromApiToken } from "../../trpc/context";
 import { createApiToken } from "./api-tokens";
 import { addMember, changeMemberRole, listMembers, removeMember } from "./members";
@@ -21,6 +23,7 @@ const memberOf = async (userId: string) => (await listMembers(t.db, org.orgId)).
 const counts = async () => ({
   users: (await t.db.select({ n: count() }).from(users))[0].n,
   members: (await t.db.select({ n: count() }).from(memberships))[0].n,
+  invitations: (await t.db.select({ n: count() }).from(invitations))[0].n,
   audit: await auditCount(t.db, org.orgId),
 });
 
@@ -31,22 +34,38 @@ describe(`members (${testDriver})`, () => {
     expect(list[0]).toMatchObject({ email: expect.stringContaining("@"), name: expect.any(String), joinedAt: expect.any(Date) });
   });
 
-  it("an admin adds a new person: an account is created with a temporary password shown once, which signs in", async () => {
-    const added = await org.as("admin").members.add({ org: org.slug, email: "Jane@Example.com", name: "Jane Doe", role: "engineer" });
-    expect(added).toMatchObject({ email: "jane@example.com", name: "Jane Doe", role: "engineer", temporaryPassword: expect.any(String) });
-    expect(added.temporaryPassword!.length).toBeGreaterThanOrEqual(12);
-    const signIn = await createAuth(t.db).api.signInEmail({ body: { email: "jane@example.com", password: added.temporaryPassword! } });
-    expect(signIn.user.email).toBe("jane@example.com");
-    const [event] = await auditOf(t.db, org.orgId, "member.add");
-    expect(event.summary).toBe(`Added jane@example.com to ${org.slug} as engineer (new account with a temporary password)`);
-    expect(JSON.stringify(event)).not.toContain(added.temporaryPassword!);
+  it("an admin adds a new person: the answer is a link shown once; they join when they choose their password with it", async () => {
+    const added = await org.as("admin").members.add({ org: org.slug, email: "Jane@Example.com", role: "engineer" });
+    expect(Object.keys(added).sort()).toEqual(["email", "invitation", "role"]);
+    expect(added).toMatchObject({ email: "jane@example.com", role: "engineer", invitation: { path: expect.stringMatching(/^\/invite\/inv_[\w-]{32}$/), expiresAt: expect.any(Date) } });
+    // Nobody exists or joins until the link is used, and only the token's hash is stored.
+    expect(await t.db.select().from(users).where(eq(users.email, "jane@example.com"))).toEqual([]);
+    const token = added.invitation.path.split("/").pop()!;
+    const [inv] = await t.db.select().from(invitations).where(eq(invitations.email, "jane@example.com"));
+    expect(inv).toMatchObject({ kind: "member", role: "engineer", tokenHash: sha256Hex(token), usedAt: null });
+    const [invite] = await auditOf(t.db, org.orgId, "member.invite");
+    expect(invite.summary).toMatch(new RegExp(`^Invited jane@example.com to ${org.slug} as engineer with a link valid until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`));
+    expect(JSON.stringify(invite)).not.toContain(token);
+
+    await choosePasswordWithInvitation(t.db, { token, name: "Jane Doe", password: "jane-chose-this" });
+    const jane = (await listMembers(t.db, org.orgId)).find((m) => m.email === "jane@example.com")!;
+    expect(jane).toMatchObject({ name: "Jane Doe", role: "engineer" });
+    expect((await createAuth(t.db).api.signInEmail({ body: { email: "jane@example.com", password: "jane-chose-this" } })).user.id).toBe(jane.userId);
+    const [joined] = await auditOf(t.db, org.orgId, "member.add");
+    expect(joined.summary).toBe(`jane@example.com joined ${org.slug} as engineer with an invitation link`);
   });
 
-  it("adds an existing user of another organization without a new password", async () => {
+  it("adds an existing user of another organization with the same answer and no credential; they join by accepting while signed in", async () => {
     const other = await seedSettingsOrg(t.db);
+    const before = await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId));
     const added = await addMember(t.db, org.actor(), { email: other.users.viewer.email, role: "viewer" });
-    expect(added.temporaryPassword).toBeNull();
-    expect(added.userId).toBe(other.users.viewer.userId);
+    expect(Object.keys(added).sort()).toEqual(["email", "invitation", "role"]);
+    expect(added.invitation.path).toMatch(/^\/invite\/inv_[\w-]{32}$/);
+    const [a, b] = (await auditOf(t.db, org.orgId, "member.invite")).map((e) => e.summary.replace(/^Invited \S+ to \S+ as \w+/, "Invited X"));
+    expect(a).toBe(b);
+    expect(await t.db.select().from(accounts).where(eq(accounts.userId, other.users.viewer.userId))).toEqual(before);
+    expect((await listMembers(t.db, org.orgId)).some((m) => m.userId === other.users.viewer.userId)).toBe(false);
+    await acceptInvitation(t.db, { token: added.invitation.path.split("/").pop()!, userId: other.users.viewer.userId });
     expect((await memberOf(other.users.viewer.userId)).role).toBe("viewer");
   });
 

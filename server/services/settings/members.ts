@@ -1,18 +1,16 @@
-import { randomBytes } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable, Tx } from "@/db/client";
-import { apiTokens, memberships, organizations, users } from "@/db/schema";
+import { accounts, apiTokens, memberships, organizations, sessions, users } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { ROLES } from "@/lib/roles";
 import { recordAudit } from "../../audit";
-import { createAuth, createUserWithPassword } from "../../auth/auth";
+import { issueInvitation, utcMinute } from "../accounts/invitations";
 import { conflict, notFound, PlantonError } from "../../errors";
 import type { Actor } from "../../actor";
 
 export const addMemberInput = z.object({
   email: z.email({ error: "Enter an email address, like jane@example.com" }).trim().toLowerCase(),
-  name: z.string().trim().max(100).default(""),
   role: z.enum(ROLES, { error: "Pick a role: viewer, engineer or admin" }),
 });
 
@@ -27,36 +25,73 @@ export async function listMembers(db: Queryable, orgId: string) {
     .orderBy(users.email);
 }
 
-/** Adds a member: an existing user by email, or a new user with a temporary password that is returned once. */
+/**
+ * Invites a person: the answer is a link to send them, the same whether or not the email already has an
+ * account. Nobody joins until the link is used: a new person chooses their password with it; someone
+ * with an account signs in and accepts. No credential is issued for an account that exists.
+ */
 export async function addMember(db: Database, actor: Actor, raw: z.input<typeof addMemberInput>) {
   const input = addMemberInput.parse(raw);
   return db.transaction(async (tx) => {
     const org = await orgOf(tx, actor.orgId);
-    let [user] = await tx.select().from(users).where(eq(users.email, input.email));
-    let temporaryPassword: string | null = null;
-    if (user) {
-      const [m] = await tx.select().from(memberships).where(and(eq(memberships.orgId, actor.orgId), eq(memberships.userId, user.id)));
-      if (m) throw conflict(`${input.email} is already a member of ${org.slug} (${m.role}). Nothing was changed. Change their role in the list instead.`, "email");
-    } else {
-      temporaryPassword = randomBytes(12).toString("base64url");
-      // The user is created in the same transaction, so a refused membership leaves no orphan account.
-      const created = await createUserWithPassword(createAuth(tx as unknown as Database), {
-        email: input.email,
-        name: input.name || input.email.split("@")[0],
-        password: temporaryPassword,
-      });
-      [user] = await tx.select().from(users).where(eq(users.id, created.id));
-    }
-    const id = newId("membership");
-    await tx.insert(memberships).values({ id, orgId: actor.orgId, userId: user.id, role: input.role });
+    const [m] = await tx
+      .select({ role: memberships.role })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.orgId, actor.orgId), eq(users.email, input.email)));
+    if (m) throw conflict(`${input.email} is already a member of ${org.slug} (${m.role}). Nothing was changed. Change their role in the list instead.`, "email");
+    const invitation = await issueInvitation(tx, actor, { kind: "member", email: input.email, role: input.role });
     await recordAudit(tx, actor, {
-      action: "member.add",
-      targetType: "membership",
-      targetId: id,
-      summary: `Added ${input.email} to ${org.slug} as ${input.role}${temporaryPassword ? " (new account with a temporary password)" : ""}`,
-      changes: { email: input.email, role: input.role, newAccount: !!temporaryPassword },
+      action: "member.invite",
+      targetType: "invitation",
+      targetId: invitation.id,
+      summary: `Invited ${input.email} to ${org.slug} as ${input.role} with a link valid until ${utcMinute(invitation.expiresAt)}`,
+      changes: { email: input.email, role: input.role },
     });
-    return { id, userId: user.id, email: user.email, name: user.name, role: input.role, temporaryPassword };
+    return { email: input.email, role: input.role, invitation: { path: invitation.path, expiresAt: invitation.expiresAt } };
+  });
+}
+
+/**
+ * Resets a member's sign-in: their password is removed, every session ends, and a new invitation link
+ * (shown once) lets them choose a new password. The admin never reads or sets the password. Refused
+ * for an account that also belongs to an organization the admin does not administer, or it would
+ * hand them the keys to that organization too.
+ */
+export async function resetMemberSignIn(db: Database, actor: Actor, id: string) {
+  return db.transaction(async (tx) => {
+    const org = await orgOf(tx, actor.orgId);
+    const [m] = await tx
+      .select({ id: memberships.id, userId: memberships.userId, email: users.email })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.id, id), eq(memberships.orgId, actor.orgId)));
+    if (!m) throw notFound(`Member ${id}`, "They may have been removed already; reload the list.");
+    if (m.userId === actor.userId) {
+      throw new PlantonError("PRECONDITION_FAILED", "Nothing was changed: this is your own sign-in. Change your password on the Change password page (under your name in the sidebar) instead.");
+    }
+    const theirs = await tx.select({ orgId: memberships.orgId }).from(memberships).where(eq(memberships.userId, m.userId));
+    const mine = await tx
+      .select({ orgId: memberships.orgId })
+      .from(memberships)
+      .where(and(eq(memberships.userId, actor.userId ?? ""), eq(memberships.role, "admin")));
+    if (theirs.some((t) => !mine.some((o) => o.orgId === t.orgId))) {
+      throw new PlantonError(
+        "PRECONDITION_FAILED",
+        `Nothing was changed: ${m.email} also belongs to an organization you are not an admin of, so a new password from here would open it too. Ask them to change their password themselves (Change password, under their name in the sidebar).`,
+      );
+    }
+    await tx.delete(accounts).where(and(eq(accounts.userId, m.userId), eq(accounts.providerId, "credential")));
+    const ended = await tx.delete(sessions).where(eq(sessions.userId, m.userId)).returning({ id: sessions.id });
+    const invitation = await issueInvitation(tx, actor, { kind: "reset", email: m.email, userId: m.userId });
+    await recordAudit(tx, actor, {
+      action: "member.sign_in_reset",
+      targetType: "membership",
+      targetId: m.id,
+      summary: `Reset the sign-in of ${m.email} in ${org.slug}: their password was removed, ${ended.length} session${ended.length === 1 ? "" : "s"} ended, and an invitation link is valid until ${utcMinute(invitation.expiresAt)}`,
+      changes: { email: m.email, endedSessions: ended.length, invitationId: invitation.id },
+    });
+    return { id: m.id, email: m.email, invitation: { path: invitation.path, expiresAt: invitation.expiresAt } };
   });
 }
 

@@ -1,10 +1,12 @@
 import { getRuntime } from "@/server/runtime";
+import { serverConfig } from "@/server/config";
+import { handleAuthRequest } from "@/server/auth/sign-in-limits";
 
 export const dynamic = "force-dynamic";
 
 async function handler(req: Request) {
-  const { auth } = await getRuntime();
-  return auth.handler(req);
+  const { auth, db } = await getRuntime();
+  return handleAuthRequest(db, req, (r) => auth.handler(r), { limits: serverConfig().PLANTON_AUTH_RATE_LIMIT === "on" });
 }
 
 export { handler as GET, handler as POST };
