@@ -25,10 +25,30 @@ await app.prepare();
 // Tells server/client-address.ts that the header is this server's own, not the client's.
 globalThis.__plantonSocketAddressHeader = true;
 
+/** A refusal before Next.js sees the request, in the shape every API answers with. */
+const refusal = (status, message) => JSON.stringify({ error: { code: "BAD_REQUEST", message } });
+
 const server = http.createServer((req, res) => {
   delete req.headers[SOCKET_ADDRESS_HEADER];
   req.headers[SOCKET_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
+  // Next.js answers a path it cannot decode (a malformed %-escape, invalid UTF-8) with a bare 500.
+  try {
+    decodeURIComponent((req.url ?? "/").split("?")[0]);
+  } catch {
+    res.writeHead(400, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(refusal(400, "Nothing was done: the address has a malformed %-escape or is not UTF-8. Encode each path segment with encodeURIComponent."));
+    return;
+  }
   handle(req, res);
+});
+// Node refuses oversized headers and addresses (431) and unparsable requests (400) before any handler: say why.
+server.on("clientError", (err, socket) => {
+  if (!socket.writable) return socket.destroy();
+  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const body = tooLarge
+    ? refusal(431, "Nothing was done: the request's address and headers are larger than the server takes (16 KiB). Send large values in a POST body instead.")
+    : refusal(400, "Nothing was done: the request is not valid HTTP.");
+  socket.end(`HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 });
 server.listen(port, hostname, () => console.log(`Serving on http://${hostname}:${port}`));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => server.close(() => process.exit(0)) && setTimeout(() => process.exit(0), 3000).unref());

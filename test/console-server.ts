@@ -1,6 +1,6 @@
 // Starts the built console (`next start`) as its own process against a test database, the way it
 // runs in production, for tests that need the real HTTP surface, hosted runners and the scheduler.
-// Readiness is a signal, not a poll: Next.js prints "Ready in" once it listens, and one health request
+// Readiness is a signal, not a poll: scripts/serve.mjs prints "Serving on" once it listens, and one health request
 // then answers as soon as the console has migrated and seeded its database.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";

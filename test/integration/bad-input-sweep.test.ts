@@ -104,6 +104,13 @@ function hostileInputs(fields: string[]): unknown[] {
   return inputs;
 }
 
+/** Every failure of a surface, in .tmp/, for reading when the assertion's first 40 are not enough. */
+function report(name: string, tally: Tally) {
+  const dir = path.resolve(import.meta.dirname, "../../.tmp");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `bad-input-sweep-${name}.txt`), tally.failed.join("\n"));
+}
+
 const enc = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 /** encodeURIComponent that sends a lone surrogate as the invalid UTF-8 it would be, instead of throwing. */
@@ -151,6 +158,7 @@ function sweepOn(driver: "postgres" | "pglite") {
       await probe(tally, "tRPC oversized body", `${server.url}/api/trpc/environments.create`, { method: "POST", headers: headers(), body: JSON.stringify({ json: { org: ORG, name: "x".repeat(2 * 1024 * 1024) } }) });
       await probe(tally, "tRPC body not JSON", `${server.url}/api/trpc/environments.create`, { method: "POST", headers: headers(), body: "{not json" });
       console.log(`bad-input sweep (${driver}) tRPC: ${tally.requests} requests, ${tally.ok} 2xx, ${tally.refused} 4xx, ${tally.failed.length} failures (5xx, hangs, leaks)`);
+      report(`${driver}-tRPC`, tally);
       expect(tally.failed.slice(0, 40)).toEqual([]);
     });
 
@@ -186,6 +194,7 @@ function sweepOn(driver: "postgres" | "pglite") {
       await probe(tally, "REST oversized body", `${server.url}/api/v1/jobs/job_none/rerun`, { method: "POST", headers: headers(), body: JSON.stringify({ versionMessage: "x".repeat(2 * 1024 * 1024) }) });
       await probe(tally, "REST body not JSON", `${server.url}/api/v1/jobs/job_none/rerun`, { method: "POST", headers: headers(), body: "{not json" });
       console.log(`bad-input sweep (${driver}) REST: ${tally.requests} requests, ${tally.ok} 2xx, ${tally.refused} 4xx, ${tally.failed.length} failures (5xx, hangs, leaks)`);
+      report(`${driver}-REST`, tally);
       expect(tally.failed.slice(0, 40)).toEqual([]);
     });
 
@@ -224,11 +233,13 @@ function sweepOn(driver: "postgres" | "pglite") {
         const bearer = route.startsWith("/jobs/") ? credential : runnerToken;
         const auth = { authorization: `Bearer ${bearer}`, "content-type": "application/json" };
         const fill = (v: string) => route.replace("[jobId]", jobId).replace(/\[(\w+)\]/g, () => pct(v));
+        // A claim long-polls by design: the sweep asks it not to wait.
         const extra = route === "/claim" ? { waitSeconds: 0 } : {};
+        const empty = JSON.stringify(extra);
         for (const v of CORPUS) {
           const text = enc(v);
-          await probe(tally, `runner ${method} ${route} token=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: { authorization: `Bearer ${text.replace(/[^\x21-\x7e]/g, "?")}` }, ...(method === "GET" ? {} : { body: "{}" }) });
-          await probe(tally, `runner ${method} ${route} path=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${route.replace("[jobId]", pct(text)).replace(/\[(\w+)\]/g, () => pct(text))}`, { method, headers: auth, ...(method === "GET" ? {} : { body: "{}" }) });
+          await probe(tally, `runner ${method} ${route} token=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: { authorization: `Bearer ${text.replace(/[^\x21-\x7e]/g, "?")}` }, ...(method === "GET" ? {} : { body: empty }) });
+          await probe(tally, `runner ${method} ${route} path=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${route.replace("[jobId]", pct(text)).replace(/\[(\w+)\]/g, () => pct(text))}`, { method, headers: auth, ...(method === "GET" ? {} : { body: empty }) });
           if (method === "GET") continue;
           await probe(tally, `runner ${method} ${route} body=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: auth, body: JSON.stringify(v && typeof v === "object" && !Array.isArray(v) ? { ...v, ...extra } : v) });
           const body = Object.fromEntries(FIELDS.map((f) => [f, f === "attemptId" && typeof v !== "string" ? attemptId : v]));
@@ -241,6 +252,8 @@ function sweepOn(driver: "postgres" | "pglite") {
         }
       }
       console.log(`bad-input sweep (${driver}) runner API: ${tally.requests} requests, ${tally.ok} 2xx, ${tally.refused} 4xx, ${tally.failed.length} failures (5xx, hangs, leaks)`);
+      report(`${driver}-runner`, tally);
+      if (tally.failed.length) fs.writeFileSync(path.resolve(import.meta.dirname, `../../.tmp/bad-input-sweep-${driver}-console.log`), server.output());
       expect(tally.failed.slice(0, 40)).toEqual([]);
     });
   });
