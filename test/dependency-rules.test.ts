@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const SOURCE_FOLDERS = ["app", "components", "server", "lib", "db", "engine", "runner", "cli", "scripts"];
+const SOURCE_FOLDERS = ["app", "components", "server", "lib", "db", "engine", "runner", "cli", "scripts", "state-backends"];
 
 function filesUnder(folder: string): string[] {
   const out: string[] = [];
@@ -44,6 +44,13 @@ describe("dependency rules", () => {
     const engine = production.filter((f) => inFolder(path.relative(root, f), "engine"));
     const project = ["app", "components", "server", "db", "runner", "cli", "catalog", "test"];
     expect(breaking(engine, (s) => project.some((p) => inFolder(s, p)))).toEqual([]);
+  });
+
+  it("state-backends/ imports nothing of the project but lib/", () => {
+    const backends = production.filter((f) => inFolder(path.relative(root, f), "state-backends"));
+    const project = ["app", "components", "server", "db", "runner", "cli", "engine", "catalog", "test"];
+    expect(backends.length).toBeGreaterThan(0);
+    expect(breaking(backends, (s) => project.some((p) => inFolder(s, p)))).toEqual([]);
   });
 
   it("the runner never imports server/ or db/", () => {

@@ -1,0 +1,92 @@
+// The conformance suite every kind runs (issue 10): the same tests over local files, Postgres, S3 on
+// s3rver, Azure Blob on azurite, and the remote kinds when credentials are given. A kind's test file
+// calls `conformance(name, open)` with a function that opens a fresh store on a real server.
+import { describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { StateBackend, StateLockedError, StateWriteRefused } from "./rules";
+import type { StateStore } from "./types";
+
+const state = (serial: number, lineage: string, extra = "") => new TextEncoder().encode(JSON.stringify({ version: 4, serial, lineage, resources: [], extra }));
+
+export function conformance(name: string, open: () => Promise<StateStore>) {
+  describe(`state backend conformance: ${name}`, () => {
+    const key = () => `conformance/${randomUUID()}/terraform.tfstate`;
+
+    it("reads nothing where nothing was written, then what was written, with its checksum", async () => {
+      const b = new StateBackend(await open());
+      const k = key();
+      expect(await b.read(k)).toBeNull();
+      const lock = await b.lock(k, { Operation: "OperationTypeApply" });
+      const written = await b.write(k, state(1, "L1"), lock.ID);
+      const read = await b.read(k);
+      expect(read && Buffer.from(read.bytes).equals(Buffer.from(state(1, "L1")))).toBe(true);
+      expect([read?.serial, read?.lineage, read?.checksum]).toEqual([1, "L1", written.checksum]);
+      expect(await b.checksum(k)).toBe(written.checksum);
+      await b.unlock(k, lock.ID);
+      await b.store.close?.();
+    });
+
+    it("refuses an older serial, an equal serial with other content, and another lineage; accepts a newer serial", async () => {
+      const b = new StateBackend(await open());
+      const k = key();
+      const lock = await b.lock(k, { Operation: "OperationTypeApply" });
+      await b.write(k, state(5, "L"), lock.ID);
+      await expect(b.write(k, state(4, "L"), lock.ID)).rejects.toThrow(StateWriteRefused);
+      await expect(b.write(k, state(5, "L", "changed"), lock.ID)).rejects.toThrow(/same|serial 5 but different content/);
+      await expect(b.write(k, state(6, "OTHER"), lock.ID)).rejects.toThrow(/lineage/);
+      await b.write(k, state(5, "L"), lock.ID); // the same bytes again: accepted
+      await b.write(k, state(6, "L"), lock.ID);
+      expect((await b.read(k))?.serial).toBe(6);
+      await b.unlock(k, lock.ID);
+      await b.store.close?.();
+    });
+
+    it("a second locker gets the holder's lock info; a write without the lock is refused; force-unlock frees it", async () => {
+      const first = new StateBackend(await open());
+      const second = new StateBackend(await open());
+      const k = key();
+      const held = await first.lock(k, { Operation: "OperationTypeApply", Who: "alice@ci" });
+      for (const f of ["ID", "Path", "Operation", "Who", "Version", "Created"] as const) expect(held[f], f).toBeTruthy();
+      const refused = await second.lock(k, { Operation: "OperationTypeApply", Who: "bob@ci" }).catch((e) => e);
+      expect(refused).toBeInstanceOf(StateLockedError);
+      expect(refused.holder.ID).toBe(held.ID);
+      expect(refused.message).toMatch(/^Error acquiring the state lock/);
+      expect(refused.message).toContain("alice@ci");
+      await expect(second.write(k, state(1, "L"), "not-the-lock")).rejects.toThrow(StateWriteRefused);
+      expect((await second.forceUnlock(k))?.ID).toBe(held.ID);
+      const mine = await second.lock(k, { Operation: "OperationTypeApply" });
+      await second.write(k, state(1, "L"), mine.ID);
+      await second.unlock(k, mine.ID);
+      await first.store.close?.();
+      await second.store.close?.();
+    });
+
+    it("two writers racing for one lock: exactly one wins", async () => {
+      const stores = await Promise.all([open(), open(), open(), open()]);
+      const k = key();
+      const results = await Promise.allSettled(stores.map((s) => new StateBackend(s).lock(k, { Operation: "OperationTypeApply" })));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect(results.filter((r) => r.status === "rejected").every((r) => (r as PromiseRejectedResult).reason instanceof StateLockedError)).toBe(true);
+      await Promise.all(stores.map((s) => s.close?.()));
+    });
+
+    it("lists keys under a prefix with their sizes, and deletes", async () => {
+      const b = new StateBackend(await open());
+      const prefix = `conformance/${randomUUID()}/`;
+      for (const name of ["a", "b"]) {
+        const k = `${prefix}${name}.tfstate`;
+        const lock = await b.lock(k, { Operation: "OperationTypeApply" });
+        await b.write(k, state(1, name), lock.ID);
+        await b.unlock(k, lock.ID);
+      }
+      const listed = (await b.list(prefix)).sort((x, y) => x.key.localeCompare(y.key));
+      expect(listed.map((o) => o.key)).toEqual([`${prefix}a.tfstate`, `${prefix}b.tfstate`]);
+      expect(listed[0].size).toBe(state(1, "a").byteLength);
+      await b.delete(`${prefix}a.tfstate`);
+      expect(await b.read(`${prefix}a.tfstate`)).toBeNull();
+      await b.delete(`${prefix}a.tfstate`); // deleting nothing is fine
+      expect((await b.list(prefix)).map((o) => o.key)).toEqual([`${prefix}b.tfstate`]);
+      await b.store.close?.();
+    });
+  });
+}

@@ -1,0 +1,117 @@
+// The rules every state write obeys, whatever the kind, defined once (iac-engine.md's state guarantees):
+// the serial never moves backwards; an equal serial is accepted only with an equal checksum; the
+// lineage never changes; a writer must hold the lock. A second locker gets OpenTofu's "Error acquiring
+// the state lock" with the holder's lock info and the fix.
+import { createHash } from "node:crypto";
+import { formatLockError, type LockInfo } from "../lib/state-lock";
+import type { LockRequest, StateStore, StoredState } from "./types";
+
+export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+/** The lock on a key is held by someone else. */
+export class StateLockedError extends Error {
+  constructor(readonly holder: LockInfo) {
+    super(formatLockError(holder));
+    this.name = "StateLockedError";
+  }
+}
+
+/** A write the rules refuse: what was refused, why, and the fix; nothing was written. */
+export class StateWriteRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StateWriteRefused";
+  }
+}
+
+/** A state as bytes with its identity, from the bytes alone (OpenTofu v4 JSON carries serial and lineage). */
+export function storedStateOf(bytes: Uint8Array): StoredState {
+  let parsed: { serial?: unknown; lineage?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    throw new StateWriteRefused("Nothing was written: the state is not JSON. Write an OpenTofu v4 state (a JSON object with serial and lineage).");
+  }
+  if (typeof parsed.serial !== "number" || !Number.isInteger(parsed.serial) || parsed.serial < 0 || typeof parsed.lineage !== "string" || !parsed.lineage) {
+    throw new StateWriteRefused("Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state.");
+  }
+  return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Hex(bytes) };
+}
+
+/** Why `next` may not replace `current`, or null when it may. */
+export function writeRefusal(key: string, current: StoredState | null, next: StoredState): string | null {
+  if (!current) return null;
+  if (next.lineage !== current.lineage) {
+    return `Nothing was written to ${key}: the state's lineage ${next.lineage} is not the stored state's ${current.lineage}, so it is another state, not a newer version of this one. Pull the stored state and apply again, or write it under another key.`;
+  }
+  if (next.serial < current.serial) {
+    return `Nothing was written to ${key}: its serial ${next.serial} is older than the stored state's ${current.serial}. Pull the stored state (a newer run wrote it) and apply again.`;
+  }
+  if (next.serial === current.serial && next.checksum !== current.checksum) {
+    return `Nothing was written to ${key}: it has the stored state's serial ${current.serial} but different content. A changed state needs a higher serial; pull the stored state and apply again.`;
+  }
+  return null;
+}
+
+/** A backend: a kind's store with the rules applied. */
+export class StateBackend {
+  constructor(readonly store: StateStore) {}
+
+  read(key: string): Promise<StoredState | null> {
+    return this.store.read(key);
+  }
+
+  /** Writes under the lock `lockId` holds, after the rules. Answers what is stored now. */
+  async write(key: string, bytes: Uint8Array, lockId: string): Promise<StoredState> {
+    const holder = await this.store.lockHolder(key);
+    if (!holder || holder.ID !== lockId) {
+      throw new StateWriteRefused(
+        holder
+          ? `Nothing was written to ${key}: the state is locked by ${holder.Who} (lock ${holder.ID}), not by this writer's lock ${lockId}.\n\n${formatLockError(holder)}`
+          : `Nothing was written to ${key}: the writer does not hold its lock. Lock the state first, then write.`,
+      );
+    }
+    const next = storedStateOf(bytes);
+    const refusal = writeRefusal(key, await this.store.read(key), next);
+    if (refusal) throw new StateWriteRefused(refusal);
+    await this.store.write(key, next);
+    return next;
+  }
+
+  lock(key: string, request: LockRequest): Promise<LockInfo> {
+    return this.store.lock(key, request);
+  }
+
+  unlock(key: string, id: string): Promise<void> {
+    return this.store.unlock(key, id);
+  }
+
+  forceUnlock(key: string): Promise<LockInfo | null> {
+    return this.store.forceUnlock(key);
+  }
+
+  list(prefix?: string) {
+    return this.store.list(prefix);
+  }
+
+  delete(key: string): Promise<void> {
+    return this.store.delete(key);
+  }
+
+  async checksum(key: string): Promise<string | null> {
+    return (await this.store.read(key))?.checksum ?? null;
+  }
+}
+
+/** Fills a lock request into OpenTofu's full lock info. */
+export function lockInfoOf(request: LockRequest, path: string, who: string, version: string, newId: () => string): LockInfo {
+  return {
+    ID: request.ID || newId(),
+    Path: request.Path || path,
+    Operation: request.Operation,
+    Who: request.Who || who,
+    Version: request.Version || version,
+    Created: request.Created || new Date().toISOString(),
+    Info: request.Info ?? "",
+  };
+}
