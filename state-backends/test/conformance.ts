@@ -3,8 +3,8 @@
 // calls `conformance(name, open)` with a function that opens a fresh store on a real server.
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { StateBackend, StateLockedError, StateWriteRefused } from "./rules";
-import type { StateStore } from "./types";
+import { StateBackend, StateLockedError, StateWriteRefused } from "../rules";
+import type { StateStore } from "../types";
 
 const state = (serial: number, lineage: string, extra = "") => new TextEncoder().encode(JSON.stringify({ version: 4, serial, lineage, resources: [], extra }));
 
