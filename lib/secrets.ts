@@ -86,6 +86,9 @@ export function unstorableText(s: string): string | null {
   return null;
 }
 
+/** The refusal of an unstorable text, on the field that holds it. */
+export const unstorableMessage = (what: string, why: string) => `The ${what} cannot be stored: ${why}. Nothing was saved. Remove that character, then save again.`;
+
 /** The first unstorable text anywhere in a JSON-like value, with why, or null. */
 export function unstorableValue(value: unknown): string | null {
   if (typeof value === "string") return unstorableText(value);

@@ -3,6 +3,7 @@
 // bodies beyond a bound, and seqs that are not 32-bit. Each edge (tRPC, REST, the runner API) asks
 // here, so bad input is a 400 naming what was wrong and what was not done, never a server error.
 import { TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
+import { unstorableMessage, unstorableText } from "@/lib/secrets";
 import { PlantonError } from "./errors";
 
 /** Deeper than any spec, plan or event payload the product reads. */
@@ -12,19 +13,24 @@ export const MAX_BODY_BYTES = TRPC_MAX_BODY_BYTES;
 /** A runner's uploads (event batches, outputs, state) are larger. */
 export const MAX_RUNNER_BODY_BYTES = 64 * 1024 * 1024;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const describe = (path: string[]) => (path.length ? path.join(".") : "input");
 
-const describe = (path: string[]) => (path.length ? path.join(".") : "the input");
+export interface UnsafeInput {
+  /** Where: the field path (`spec.name`), empty for the input itself. */
+  path: string[];
+  why: string;
+  /** A text the database cannot store (NUL, lone surrogate), rather than a shape no payload has. */
+  text?: boolean;
+}
 
-/** What is wrong with `value`, in words, or null when nothing is. */
-export function unsafeInput(value: unknown, path: string[] = [], depth = 0): string | null {
-  if (depth > MAX_INPUT_DEPTH) return `${describe(path)} is nested more than ${MAX_INPUT_DEPTH} levels deep`;
+/** What is wrong with `value` and where, or null when nothing is. Text rules: lib/secrets.ts `unstorableText`. */
+export function unsafeInput(value: unknown, path: string[] = [], depth = 0): UnsafeInput | null {
+  if (depth > MAX_INPUT_DEPTH) return { path, why: `it is nested more than ${MAX_INPUT_DEPTH} levels deep` };
   if (typeof value === "string") {
-    if (value.includes("\u0000")) return `${describe(path)} contains a NUL byte`;
-    if (LONE_SURROGATE.test(value)) return `${describe(path)} is not valid Unicode text (it has a lone surrogate)`;
-    return null;
+    const why = unstorableText(value);
+    return why ? { path, why, text: true } : null;
   }
-  if (typeof value === "number") return Number.isFinite(value) ? null : `${describe(path)} is not a finite number`;
+  if (typeof value === "number") return Number.isFinite(value) ? null : { path, why: "it is not a finite number" };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const bad = unsafeInput(value[i], [...path, String(i)], depth + 1);
@@ -34,17 +40,21 @@ export function unsafeInput(value: unknown, path: string[] = [], depth = 0): str
   }
   if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      const bad = unsafeInput(k, [...path, "(a key)"], depth + 1) ?? unsafeInput(v, [...path, k], depth + 1);
+      const keyWhy = unstorableText(k);
+      if (keyWhy) return { path, why: `a key ${keyWhy}`, text: true };
+      const bad = unsafeInput(v, [...path, k], depth + 1);
       if (bad) return bad;
     }
   }
   return null;
 }
 
-/** Throws the product's 400 when `value` is unsafe. */
-export function assertSafeInput(value: unknown, what = ""): void {
-  const bad = unsafeInput(value, what ? [what] : []);
-  if (bad) throw new PlantonError("BAD_REQUEST", `Nothing was done: ${bad}. Send plain text without control characters.`);
+/** Throws the product's 400 on the field that holds the unsafe value (the form shows it there). */
+export function assertSafeInput(value: unknown): void {
+  const bad = unsafeInput(value);
+  if (!bad) return;
+  const message = bad.text ? unstorableMessage(describe(bad.path), bad.why) : `Nothing was done: the ${describe(bad.path)} is refused: ${bad.why}. Send a plainer value.`;
+  throw new PlantonError("BAD_REQUEST", message, bad.path[0]);
 }
 
 /** Reads a request body as text, refusing one over `limit` bytes before it is all in memory. */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { environments, secretEnvironments, secrets, variableEnvironments, variables } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { STORE_NAME, STORE_NAME_HINT, unstorableText } from "@/lib/secrets";
+import { STORE_NAME, STORE_NAME_HINT, unstorableMessage, unstorableText } from "@/lib/secrets";
 import { diffFields, recordAudit } from "../../audit";
 import { decryptSecret, encryptSecret } from "../../crypto";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
@@ -20,7 +20,7 @@ const storeName = z
 const storable = (what: string) =>
   z.string().superRefine((s, ctx) => {
     const why = unstorableText(s);
-    if (why) ctx.addIssue({ code: "custom", message: `The ${what} cannot be stored: ${why}. Nothing was saved. Remove that character, then save again.` });
+    if (why) ctx.addIssue({ code: "custom", message: unstorableMessage(what, why) });
   });
 
 const description = storable("description").pipe(z.string().max(300));
