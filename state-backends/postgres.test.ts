@@ -121,6 +121,30 @@ describe("postgres state backend", () => {
     await second.close();
   });
 
+  it("on a pool the caller owns, close releases the store's locks and leaves the pool open", async () => {
+    const pool = postgres(t.url!, { max: 2, onnotice: () => {} });
+    const store = new PostgresStateStore({ sql: pool, schema: "shared_pool" });
+    const k = key();
+    await store.lock(k, { Operation: "OperationTypeApply" });
+    await store.close();
+    const other = new PostgresStateStore({ url: t.url!, schema: "shared_pool" });
+    expect(await other.lockHolder(k)).toBeNull();
+    await other.unlock(k, (await other.lock(k, { Operation: "OperationTypeApply" })).ID);
+    expect((await pool`select 1 as one`)[0].one).toBe(1);
+    await other.close();
+    await pool.end();
+  });
+
+  it("says what failed when the database cannot be opened, and tries again on the next call", async () => {
+    const url = new URL(t.url!);
+    url.pathname = "/no_such_database";
+    const store = new PostgresStateStore({ url: url.toString() });
+    for (let i = 0; i < 2; i++) {
+      await expect(store.read("x")).rejects.toThrow(/^The Postgres state backend was not opened: database "no_such_database" does not exist\. Check the connection's address and credentials/);
+    }
+    await store.close();
+  });
+
   it("refuses a schema name that is not a plain identifier, saying what to use", () => {
     expect(() => new PostgresStateStore({ url: t.url!, schema: 'x"; drop table y; --' })).toThrow(
       /^The Postgres state backend was not opened: schema name .* is not a plain identifier\. Use letters, digits and underscores \(OpenTofu's default is terraform_remote_state\)\.$/,

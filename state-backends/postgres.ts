@@ -87,16 +87,26 @@ export class PostgresStateStore implements StateStore {
         const [{ count }] = await tx.unsafe(`select count(*)::int as count from information_schema.schemata where schema_name = $1`, [this.schema]);
         // OpenTofu skips CREATE SCHEMA when the schema exists, for roles without that privilege.
         if (count < 1) await tx.unsafe(`create schema if not exists "${this.schema}"`);
-        await tx.unsafe(`create sequence if not exists public.global_states_id_seq as bigint`);
-        await tx.unsafe(`create table if not exists ${this.states} (id bigint not null default nextval('public.global_states_id_seq') primary key, name text unique, data text)`);
-        await tx.unsafe(`create unique index if not exists states_by_name on ${this.states} (name)`);
-        await tx.unsafe(`create table if not exists ${this.locks} (name text primary key, info jsonb not null, pid integer not null)`);
+        // CREATE ... IF NOT EXISTS still needs CREATE on the schema: a table someone made beforehand is only used.
+        const [{ table }] = await tx.unsafe(`select to_regclass($1) is not null as table`, [this.states]);
+        if (!table) {
+          await tx.unsafe(`create sequence if not exists public.global_states_id_seq as bigint`);
+          await tx.unsafe(`create table if not exists ${this.states} (id bigint not null default nextval('public.global_states_id_seq') primary key, name text unique, data text)`);
+          await tx.unsafe(`create unique index if not exists states_by_name on ${this.states} (name)`);
+        }
+        const [{ locks }] = await tx.unsafe(`select to_regclass($1) is not null as locks`, [this.locks]);
+        if (!locks) await tx.unsafe(`create table if not exists ${this.locks} (name text primary key, info jsonb not null, pid integer not null)`);
       });
       // Advisory locks belong to a session: every lock this store takes lives on this one connection.
       const conn = await this.sql.reserve();
       const [{ pid }] = await conn.unsafe(`select pg_backend_pid() as pid`);
       return { conn, pid: Number(pid) };
-    })();
+    })().catch((e) => {
+      this.ready = undefined; // the next call tries again
+      throw new Error(
+        `The Postgres state backend was not opened: ${(e as Error).message}. Check the connection's address and credentials, and that its role may create schema ${this.schema} and its tables (or create them beforehand, as OpenTofu's pg backend documents).`,
+      );
+    });
     return this.ready;
   }
 
@@ -151,6 +161,7 @@ export class PostgresStateStore implements StateStore {
         [key, text],
       );
       if (mine && mine.rowId !== id) {
+        if (mine.rowId) await conn.unsafe(`select pg_advisory_unlock(${mine.rowId}::bigint)`); // the row was deleted and made again
         // The row now exists: hold OpenTofu's lock on it too, so `tofu` sees the state locked.
         const [{ got }] = await conn.unsafe(`select pg_try_advisory_lock(${id}::bigint) as got`);
         if (!got) throw new StateWriteRefused(`Nothing was written to ${key}: another Postgres session holds OpenTofu's lock on it. Wait for that run to finish, then run the job again.`);
@@ -284,6 +295,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async delete(key: string): Promise<void> {
+    // Deleting removes the lock too, whoever holds it (as the local kind removes its lock file).
     await this.forceUnlock(key);
     await this.sql.unsafe(`delete from ${this.states} where name = $1`, [key]);
   }
