@@ -66,6 +66,13 @@ describe("local state backend", () => {
     await expect(b.unlock("s.tfstate", "tofu-lock-1")).rejects.toThrow(/^The lock on s.tfstate was not released: the state is not locked/);
   });
 
+  it("a file that is not a state is reported as such on read", async () => {
+    const b = new StateBackend(new LocalStateStore(path.join(root, "corrupt")));
+    await mkdir(path.join(root, "corrupt"), { recursive: true });
+    await writeFile(path.join(root, "corrupt/s.tfstate"), "{ not json");
+    await expect(b.read("s.tfstate")).rejects.toThrow(/^The state under s.tfstate was not read: what is stored there is not an OpenTofu state \(JSON with a serial and a lineage\)\. Roll back/);
+  });
+
   it("a second process on the same folder sees the lock and its holder", async () => {
     const dir = path.join(root, "two-processes");
     const b = new StateBackend(new LocalStateStore(dir));

@@ -4,8 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { link, mkdir, open, readFile, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
-import { STORE_VERSION, whoAmI } from "./lock-identity";
+import { lockInfoOf, StateLockedError } from "./rules";
+import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockInfo, LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
 const LOCK_SUFFIX = ".lock.info";
@@ -71,7 +71,7 @@ export class LocalStateStore implements StateStore {
       if (isMissing(e)) return null;
       throw e;
     }
-    return storedStateOf(new Uint8Array(bytes));
+    return storedStateRead(key, new Uint8Array(bytes));
   }
 
   async write(key: string, state: StoredState): Promise<void> {
@@ -97,7 +97,7 @@ export class LocalStateStore implements StateStore {
     }
   }
 
-  async lock(key: string, request: LockRequest): Promise<LockInfo> {
+  async lock(key: string, request: LockRequest, attempt = 0): Promise<LockInfo> {
     const file = this.pathOf(key);
     const info = lockInfoOf(request, file, whoAmI(), STORE_VERSION, randomUUID);
     await this.folderFor(file);
@@ -114,8 +114,10 @@ export class LocalStateStore implements StateStore {
       await rm(tmp, { force: true });
     }
     const holder = await this.readLock(file);
-    if (!holder) return this.lock(key, request); // released between our attempt and the read: try again
-    throw new StateLockedError(holder);
+    if (holder) throw new StateLockedError(holder);
+    // Released between our attempt and the read: try again, a few times.
+    if (attempt < 3) return this.lock(key, request, attempt + 1);
+    throw new Error(`The state ${key} was not locked: its lock kept changing hands. Run the job again.`);
   }
 
   async unlock(key: string, id: string): Promise<void> {

@@ -15,8 +15,8 @@
 // whose session no longer holds the advisory lock is stale and ignored.
 import { createHash, randomUUID } from "node:crypto";
 import postgres, { type ReservedSql, type Sql } from "postgres";
-import { lockInfoOf, StateLockedError, StateWriteRefused, storedStateOf } from "./rules";
-import { STORE_VERSION, whoAmI } from "./lock-identity";
+import { lockInfoOf, StateLockedError, StateWriteRefused } from "./rules";
+import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockInfo, LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
 /** OpenTofu's default `schema_name`. */
@@ -136,7 +136,7 @@ export class PostgresStateStore implements StateStore {
     await this.open();
     const rows = await this.sql.unsafe(`select data from ${this.states} where name = $1`, [key]);
     if (!rows.length || rows[0].data == null) return null;
-    return storedStateOf(new TextEncoder().encode(rows[0].data as string));
+    return storedStateRead(key, new TextEncoder().encode(rows[0].data as string));
   }
 
   async write(key: string, state: StoredState): Promise<void> {
