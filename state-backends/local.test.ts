@@ -38,6 +38,7 @@ describe("local state backend", () => {
     const lock = await b.lock("prod/web/terraform.tfstate", { Operation: "OperationTypeApply", Who: "alice@ci" });
     const lockFile = path.join(root, "modes/prod/web/terraform.tfstate.lock.info");
     expect(JSON.parse(await readFile(lockFile, "utf8"))).toEqual(lock);
+    expect((await stat(lockFile)).mode & 0o777).toBe(0o600);
     expect(Object.keys(lock).sort()).toEqual(["Created", "ID", "Info", "Operation", "Path", "Version", "Who"]);
     await b.write("prod/web/terraform.tfstate", state(1, "L"), lock.ID);
     const file = path.join(root, "modes/prod/web/terraform.tfstate");
