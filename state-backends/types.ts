@@ -35,7 +35,7 @@ export interface StateStore {
   write(key: string, state: StoredState): Promise<void>;
   /** Takes the lock on `key`, or throws StateLockedError (rules.ts) naming the holder. */
   lock(key: string, request: LockRequest): Promise<LockInfo>;
-  /** Releases the lock with this ID; releasing a lock that is not held, or held under another ID, throws StateLockedError. */
+  /** Releases the lock with this ID; releasing a lock held under another ID throws StateLockedError, and one that is not held throws an Error saying so. */
   unlock(key: string, id: string): Promise<void>;
   /** The current holder of the lock on `key`, or null. */
   lockHolder(key: string): Promise<LockInfo | null>;
