@@ -20,8 +20,11 @@ beforeAll(async () => {
   server = await startS3rver();
 });
 afterAll(async () => {
-  await fake?.stop();
-  await server?.stop();
+  try {
+    await fake?.stop();
+  } finally {
+    await server?.stop();
+  }
 });
 
 const open = (endpoint = server.endpoint, prefix = "planton/") =>
@@ -80,6 +83,7 @@ async function startConditionalWriteFake(): Promise<ConditionalWriteFake> {
   state.endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   state.stop = async () => {
     client.destroy();
+    proxy.closeAllConnections();
     await new Promise((resolve) => proxy.close(resolve));
   };
   return state;

@@ -52,7 +52,10 @@ class S3StateStore implements StateStore {
     const config: S3ClientConfig = {
       region: options.region ?? "us-east-1",
       credentials: options.credentials,
-      ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
+      // S3-compatible servers (R2, MinIO, s3rver) differ on the SDK's default extra checksums: send them only where required.
+      ...(options.endpoint
+        ? { endpoint: options.endpoint, forcePathStyle: true, requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" }
+        : {}),
     };
     this.client = new S3Client(config);
   }

@@ -30,6 +30,10 @@ export interface AzuriteServer {
 /** Starts `node <script> ...args` and resolves with the first stdout match of `ready`, or rejects with what it printed. */
 function startChild(label: string, script: string, args: string[], ready: RegExp, cwd: string): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, [script, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env } });
+  // A test process that ends without stopping its server (a crash, a failed start) takes it along.
+  const reap = () => child.kill("SIGKILL");
+  process.once("exit", reap);
+  child.once("exit", () => process.off("exit", reap));
   let output = "";
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
