@@ -3,9 +3,9 @@
 // when there is no state yet), its lease ID the lock ID, and the lock info as base64 JSON in the blob's
 // `terraformlockid` metadata. Writes carry the lease ID, so Azure itself refuses a writer without it.
 import { randomUUID } from "node:crypto";
-import os from "node:os";
 import { BlobServiceClient, RestError, StorageSharedKeyCredential, type BlockBlobClient, type ContainerClient } from "@azure/storage-blob";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
+import { LOCK_VERSION, lockWho } from "./lock-owner";
 import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -23,8 +23,6 @@ export interface AzureBlobStoreOptions {
   accountKey?: string;
 }
 
-const who = () => `${os.userInfo().username}@${os.hostname()}`;
-const VERSION = "planton";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const statusOf = (e: unknown) => (e instanceof RestError ? e.statusCode : undefined);
@@ -122,7 +120,7 @@ class AzureBlobStateStore implements StateStore {
     }
     // Azure lease IDs are GUIDs; the lease ID is the lock ID, as OpenTofu has it.
     const leaseId = request.ID && UUID.test(request.ID) ? request.ID : randomUUID();
-    const info = lockInfoOf({ ...request, ID: leaseId }, this.path(key), who(), VERSION, randomUUID);
+    const info = lockInfoOf({ ...request, ID: leaseId }, this.path(key), lockWho(), LOCK_VERSION, randomUUID);
     try {
       await blob.getBlobLeaseClient(leaseId).acquireLease(-1);
     } catch (e) {

@@ -2,7 +2,6 @@
 // are objects under an optional prefix; the lock is OpenTofu's `use_lockfile`: `<key>.tflock` holding
 // the lock info JSON, created by a conditional write (If-None-Match: *) so only one writer can create it.
 import { randomUUID } from "node:crypto";
-import os from "node:os";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -12,6 +11,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
+import { LOCK_VERSION, lockWho } from "./lock-owner";
 import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -34,8 +34,6 @@ export interface R2StoreOptions extends Omit<S3StoreOptions, "endpoint" | "regio
   endpoint?: string;
 }
 
-const who = () => `${os.userInfo().username}@${os.hostname()}`;
-const VERSION = "planton";
 
 const status = (e: unknown) => (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 const isMissing = (e: unknown) => status(e) === 404 || (e as { name?: string })?.name === "NoSuchKey";
@@ -105,7 +103,7 @@ class S3StateStore implements StateStore {
     // such as s3rver, this is what keeps a later locker out; only the conditional write closes the race).
     const existing = await this.lockHolder(key);
     if (existing) throw new StateLockedError(existing);
-    const info = lockInfoOf(request, `${this.options.bucket}/${this.objectKey(key)}`, who(), VERSION, randomUUID);
+    const info = lockInfoOf(request, `${this.options.bucket}/${this.objectKey(key)}`, lockWho(), LOCK_VERSION, randomUUID);
     try {
       await this.client.send(
         new PutObjectCommand({
