@@ -8,7 +8,12 @@ import type { StateStore } from "../types";
 
 const state = (serial: number, lineage: string, extra = "") => new TextEncoder().encode(JSON.stringify({ version: 4, serial, lineage, resources: [], extra }));
 
-export function conformance(name: string, open: () => Promise<StateStore>) {
+export interface ConformanceOptions {
+  /** Cases the kind's test server cannot prove, with the reason: reported as skipped, never as passed. */
+  unprovable?: { racing?: string };
+}
+
+export function conformance(name: string, open: () => Promise<StateStore>, options: ConformanceOptions = {}) {
   describe(`state backend conformance: ${name}`, () => {
     const key = () => `conformance/${randomUUID()}/terraform.tfstate`;
 
@@ -61,7 +66,9 @@ export function conformance(name: string, open: () => Promise<StateStore>) {
       await second.store.close?.();
     });
 
-    it("two writers racing for one lock: exactly one wins", async () => {
+    const racing = options.unprovable?.racing;
+    if (racing) console.warn(`${name}: "two writers racing for one lock" is skipped, not passed: ${racing}`);
+    (racing ? it.skip : it)(`two writers racing for one lock: exactly one wins${racing ? ` (not provable here: ${racing})` : ""}`, async () => {
       const stores = await Promise.all([open(), open(), open(), open()]);
       const k = key();
       const results = await Promise.allSettled(stores.map((s) => new StateBackend(s).lock(k, { Operation: "OperationTypeApply" })));
