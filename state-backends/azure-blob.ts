@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { BlobServiceClient, RestError, StorageSharedKeyCredential, type BlockBlobClient, type ContainerClient } from "@azure/storage-blob";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
-import { LOCK_VERSION, lockWho } from "./lock-owner";
+import { STORE_VERSION, whoAmI } from "./store-common";
 import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -120,7 +120,7 @@ class AzureBlobStateStore implements StateStore {
     }
     // Azure lease IDs are GUIDs; the lease ID is the lock ID, as OpenTofu has it.
     const leaseId = request.ID && UUID.test(request.ID) ? request.ID : randomUUID();
-    const info = lockInfoOf({ ...request, ID: leaseId }, this.path(key), lockWho(), LOCK_VERSION, randomUUID);
+    const info = lockInfoOf({ ...request, ID: leaseId }, this.path(key), whoAmI(), STORE_VERSION, randomUUID);
     try {
       await blob.getBlobLeaseClient(leaseId).acquireLease(-1);
     } catch (e) {

@@ -11,7 +11,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
-import { LOCK_VERSION, lockWho } from "./lock-owner";
+import { STORE_VERSION, whoAmI } from "./store-common";
 import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -103,7 +103,7 @@ class S3StateStore implements StateStore {
     // such as s3rver, this is what keeps a later locker out; only the conditional write closes the race).
     const existing = await this.lockHolder(key);
     if (existing) throw new StateLockedError(existing);
-    const info = lockInfoOf(request, `${this.options.bucket}/${this.objectKey(key)}`, lockWho(), LOCK_VERSION, randomUUID);
+    const info = lockInfoOf(request, `${this.options.bucket}/${this.objectKey(key)}`, whoAmI(), STORE_VERSION, randomUUID);
     try {
       await this.client.send(
         new PutObjectCommand({

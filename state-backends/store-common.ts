@@ -9,11 +9,11 @@ export const STORE_VERSION = "planton-state-backends/1";
 
 /** `user@host`, as OpenTofu writes Who. */
 export function whoAmI(): string {
-  let user = "unknown";
+  let user = process.env.USER ?? "unknown";
   try {
     user = os.userInfo().username;
   } catch {
-    // no passwd entry (containers): keep "unknown"
+    // no passwd entry (containers): keep $USER
   }
   return `${user}@${os.hostname()}`;
 }
