@@ -74,10 +74,10 @@ async function runJob(page: Page, operation: string, message: string, component?
 
 /** The job's log lines for a step, as the API stores them. */
 async function storedLogLines(page: Page, jobId: string, stepName: string): Promise<string[]> {
-  const input = encodeURIComponent(JSON.stringify({ json: { org: "acme", id: jobId, afterSeq: 0, limit: 5000 } }));
+  const input = encodeURIComponent(JSON.stringify({ json: { org: "acme", id: jobId, after: 0, limit: 5000 } }));
   const res = await page.request.get(`${e2eState().baseURL}/api/trpc/jobs.events?input=${input}`);
   expect(res.ok()).toBe(true);
-  const events = (await res.json()).result.data.json as { seq: number; operation: string | null; type: string; payload: { line?: string } }[];
+  const { events } = (await res.json()).result.data.json as { events: { seq: number; operation: string | null; type: string; payload: { line?: string } }[] };
   const seqs = events.map((e) => e.seq);
   expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   return events.filter((e) => e.operation === stepName && e.type === "log").flatMap((e) => String(e.payload.line).replace(ANSI, "").replace(/\r?\n$/, "").split(/\r?\n/));
