@@ -20,5 +20,5 @@ test("the API reference lists every route of the OpenAPI document, and an answer
   await card.getByRole("link", { name: "InfraJob", exact: true }).first().click();
   await expect(page).toHaveURL(/#schema-InfraJob$/);
   await expect(page.locator("#schema-InfraJob")).toBeVisible();
-  await expect(page.getByRole("table", { name: "Fields of InfraJob" }).getByText("actions", { exact: true })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Fields of InfraJob", exact: true }).getByText("actions", { exact: true })).toBeVisible();
 });

@@ -59,7 +59,7 @@ export function openApiDocument() {
     title: "Planton console API",
     version: "1",
     description:
-      "Run and steer Infra Jobs from scripts. Authenticate with an API token (Settings → API Tokens) as `Authorization: Bearer plt_…`; the token's organization is the one acted in. Refusals answer `{error: {code, message}}` with what was not done and the fix.",
+      "Run and steer Infra Jobs from scripts. Authenticate with an API token (Settings → API Tokens) sent as the header Authorization: Bearer plt_…; the token's organization is the one acted in. A refusal answers {error: {code, message}} with what was not done and the fix.",
     baseUrl: API_BASE,
     paths: STREAMING_PATHS as Parameters<typeof generateOpenApiDocument>[1]["paths"],
   }));
