@@ -15,6 +15,17 @@ import { createTestDatabase, type TestDatabase } from "../database";
 
 const ADMIN = { email: "admin@acme.example", password: "integration-admin-pw" };
 const ORG = "acme";
+/** Requests in flight at once: as a few browser tabs would send them (the sweep also looks for races). */
+const PARALLEL = 6;
+
+/** Runs `tasks`, at most `n` at a time. */
+async function inParallel(tasks: (() => Promise<void>)[], n: number): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < tasks.length) await tasks[next++]();
+  }));
+}
+
 /** Past this, a request counts as hanging. */
 const BOUND_MS = 20_000;
 
@@ -146,14 +157,16 @@ function sweepOn(driver: "postgres" | "pglite") {
       const tally: Tally = { requests: 0, ok: 0, refused: 0, failed: [] };
       const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: string; inputs: unknown[] } }>);
       expect(procedures.length).toBeGreaterThan(30);
+      const requests: (() => Promise<void>)[] = [];
       for (const [name, p] of procedures) {
         if (p._def.type === "subscription") continue; // live streams: swept through the REST event stream below
         for (const input of hostileInputs(inputFields(p))) {
           const body = JSON.stringify({ json: input });
-          if (p._def.type === "query") await probe(tally, `tRPC ${name} ${body.slice(0, 80)}`, `${server.url}/api/trpc/${name}?input=${encodeURIComponent(body)}`, { headers: headers() });
-          else await probe(tally, `tRPC ${name} ${body.slice(0, 80)}`, `${server.url}/api/trpc/${name}`, { method: "POST", headers: headers(), body });
+          if (p._def.type === "query") requests.push(() => probe(tally, `tRPC ${name} ${body.slice(0, 80)}`, `${server.url}/api/trpc/${name}?input=${encodeURIComponent(body)}`, { headers: headers() }));
+          else requests.push(() => probe(tally, `tRPC ${name} ${body.slice(0, 80)}`, `${server.url}/api/trpc/${name}`, { method: "POST", headers: headers(), body }));
         }
       }
+      await inParallel(requests, PARALLEL);
       // Bodies past the bound, and bodies that are not JSON.
       await probe(tally, "tRPC oversized body", `${server.url}/api/trpc/environments.create`, { method: "POST", headers: headers(), body: JSON.stringify({ json: { org: ORG, name: "x".repeat(2 * 1024 * 1024) } }) });
       await probe(tally, "tRPC body not JSON", `${server.url}/api/trpc/environments.create`, { method: "POST", headers: headers(), body: "{not json" });
