@@ -170,10 +170,7 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
   }
   return db.transaction(async (tx) => {
     const component = await componentOf(tx, actor.orgId, input.componentId);
-    const [row] = await tx.select().from(stateObjects).where(eq(stateObjects.componentId, component.id)).for("update");
-    if (!row || row.state == null) {
-      throw new PlantonError("PRECONDITION_FAILED", `Nothing was rolled back: Infra Component ${component.name} has no Planton-managed state yet. Run a job of it first.`);
-    }
+    // Jobs first, then the state row: the order every runner state call locks in, so none deadlocks with this.
     // Locks the component's live jobs: a claim skips them (SKIP LOCKED), and one being claimed now is waited for.
     const jobs = await tx
       .select({ id: infraJobs.id, status: infraJobs.status, startedAt: infraJobs.startedAt })
@@ -181,13 +178,21 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
       .where(and(eq(infraJobs.componentId, component.id), inArray(infraJobs.status, ["queued", "running", "awaiting_approval"])))
       .orderBy(infraJobs.createdAt, infraJobs.id)
       .for("update");
+    const [row] = await tx.select().from(stateObjects).where(eq(stateObjects.componentId, component.id)).for("update");
+    if (!row || row.state == null) {
+      throw new PlantonError("PRECONDITION_FAILED", `Nothing was rolled back: Infra Component ${component.name} has no Planton-managed state yet. Run a job of it first.`);
+    }
     const running = jobs.find(midRun);
     if (running) {
       throw conflict(`Nothing was rolled back: Infra Job ${running.id} of ${component.name} is running and holds its state. Wait for it to finish, or cancel it (planton infra job cancel ${running.id}), then roll back again.`);
     }
     if (row.lockInfo) {
-      const by = row.lockedByJob ? `Infra Job ${row.lockedByJob}` : row.lockInfo.Who;
-      throw conflict(`Nothing was rolled back: the state of ${component.name} is locked (lock ID ${row.lockInfo.ID}) by ${by} for ${row.lockInfo.Operation}. Wait for that job to finish and release it${row.lockedByJob ? `, or cancel it (planton infra job cancel ${row.lockedByJob})` : ""}, then roll back again.`);
+      const held = `Nothing was rolled back: the state of ${component.name} is locked (lock ID ${row.lockInfo.ID})`;
+      throw conflict(
+        row.lockedByJob
+          ? `${held} by Infra Job ${row.lockedByJob} for ${row.lockInfo.Operation}. Wait for it to finish (it releases the lock), or cancel it (planton infra job cancel ${row.lockedByJob}), then roll back again.`
+          : `${held} by ${row.lockInfo.Who} for ${row.lockInfo.Operation}. Ask ${row.lockInfo.Who} to finish and unlock it (tofu force-unlock ${row.lockInfo.ID}), then roll back again.`,
+      );
     }
     const target = await versionOf(tx, actor, component.id, input.versionId);
     if (row.lineage && target.lineage !== row.lineage) {
