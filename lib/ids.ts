@@ -30,6 +30,7 @@ export const ID_PREFIXES = {
   approval: "apr",
   runnerAttempt: "run",
   stateObject: "st",
+  stateVersion: "stv",
   jobCredential: "jcr",
   /** An unexpected server error, as the answer and the server log name it. */
   error: "err",

@@ -8,6 +8,7 @@ import { Badge } from "@/components/ui/badge";
 import { Card, EmptyState, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { StateVersions } from "./state-versions";
 
 /** Where a component's state lives, who holds its lock, and what it records. Refreshes while a job may be writing it. */
 export function StateTab({ componentId, configuredBackend }: { componentId: string; configuredBackend: string | null }) {
@@ -67,6 +68,7 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
                 </pre>
               )}
             </Card>
+            <StateVersions componentId={componentId} />
             <Card title="Resources" description={`${s.resources.length} managed resource${s.resources.length === 1 ? "" : "s"}.`}>
               {s.resources.length === 0 ? (
                 <EmptyState title="No resources" description="The state is empty: nothing exists, or everything was destroyed." />

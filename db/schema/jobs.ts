@@ -169,3 +169,29 @@ export const stateObjects = pgTable("state_objects", {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
+
+/**
+ * Every content a component's Planton-managed state has had, newest last: appended in the write's
+ * transaction; a write of the same checksum adds none. A rollback appends the old content at a new serial.
+ */
+export const stateVersions = pgTable(
+  "state_versions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
+    serial: integer("serial").notNull(),
+    lineage: text("lineage").notNull(),
+    checksum: text("checksum").notNull(),
+    size: integer("size").notNull(),
+    state: jsonb("state").notNull(),
+    /** The job and attempt that wrote it; null for a rollback or a content written before versions were kept. */
+    jobId: text("job_id"),
+    attemptId: text("attempt_id"),
+    /** Who rolled back to it (email or token name), and the version it restores; null for a job's write. */
+    actorLabel: text("actor_label"),
+    restoredFrom: text("restored_from"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("state_versions_component_idx").on(t.componentId, t.createdAt)],
+);

@@ -1,12 +1,13 @@
 // Planton-managed state, served to Planton-hosted runners: one state object per component with an
 // OpenTofu-style lock. A second locker gets 409 "Error acquiring the state lock" with the holder.
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { formatLockError, type LockInfo } from "@/lib/state-lock";
 import { conflict, PlantonError } from "../../errors";
+import { appendStateVersion, stateChecksum } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
 
 export type LockResult = { ok: true; lock: LockInfo } | { ok: false; lock: LockInfo; message: string };
@@ -103,7 +104,9 @@ export async function putState(db: Database, access: JobAccess, lockId: string |
     if (row.serial != null && doc.serial! < row.serial) {
       throw conflict(`Nothing was written: the stored state is at serial ${row.serial}, newer than this state's serial ${doc.serial}. Refresh from the stored state and plan again.`);
     }
-    const checksum = createHash("sha256").update(JSON.stringify(state)).digest("hex");
+    const { checksum } = stateChecksum(state);
+    // The version history keeps every content, appended with the write (nothing when the bytes are the same).
+    await appendStateVersion(tx, row, { state, serial: doc.serial!, lineage: doc.lineage!, checksum, jobId: access.jobId, attemptId: access.attemptId });
     await tx.update(stateObjects).set({ state, lineage: doc.lineage, serial: doc.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
     return { ok: true, serial: doc.serial, checksum };
   });

@@ -5,7 +5,7 @@ import { infraComponents, stateBackends, stateObjects } from "@/db/schema";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { notFound } from "../../errors";
 
-interface StateV4Doc {
+export interface StateV4Doc {
   serial?: number;
   lineage?: string;
   terraform_version?: string;
@@ -19,11 +19,18 @@ interface StateV4Doc {
   }[];
 }
 
+export type StateInstance = NonNullable<StateV4Doc["resources"]>[number]["instances"][number];
+
+/** The one masking rule: a top-level attribute is sensitive when any sensitive path the state records starts at it. */
+export function isSensitiveAttribute(instance: StateInstance | undefined, name: string): boolean {
+  return !!instance?.sensitive_attributes?.some((p) => p[0]?.value === name);
+}
+
 /** The first instance's id, unless the state marks it sensitive (a generated password can be its own id). */
-function shownId(instance: NonNullable<StateV4Doc["resources"]>[number]["instances"][number] | undefined): string | null {
+function shownId(instance: StateInstance | undefined): string | null {
   const id = instance?.attributes?.id;
   if (typeof id !== "string") return null;
-  return instance?.sensitive_attributes?.some((p) => p[0]?.value === "id") ? SENSITIVE_VALUE : id;
+  return isSensitiveAttribute(instance, "id") ? SENSITIVE_VALUE : id;
 }
 
 /** The component's state summary; sensitive values are never included. */

@@ -1,10 +1,11 @@
 import { z } from "zod";
-import { engineerProcedure, router, viewerProcedure } from "../init";
+import { adminProcedure, engineerProcedure, router, viewerProcedure } from "../init";
 import { createComponent, createComponentInput } from "../../services/components/create-component";
 import { getComponent, listComponents } from "../../services/components/queries";
 import { updateComponent, updateComponentInput } from "../../services/components/update-component";
 import { resolveFlowControl } from "../../services/settings/flow-control";
 import { getComponentState } from "../../services/state/component-state";
+import { diffStateVersions, listStateVersions, rollbackStateVersion } from "../../services/state/state-versions";
 
 export const componentsRouter = router({
   list: viewerProcedure
@@ -14,6 +15,13 @@ export const componentsRouter = router({
   create: engineerProcedure.input(createComponentInput).mutation(({ ctx, input }) => createComponent(ctx.db, ctx.actor, input)),
   update: engineerProcedure.input(updateComponentInput).mutation(({ ctx, input }) => updateComponent(ctx.db, ctx.actor, input)),
   state: viewerProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getComponentState(ctx.db, ctx.actor.orgId, input.id)),
+  stateVersions: viewerProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => listStateVersions(ctx.db, ctx.actor, { componentId: input.id })),
+  stateDiff: viewerProcedure
+    .input(z.object({ id: z.string(), fromId: z.string(), toId: z.string() }))
+    .query(({ ctx, input }) => diffStateVersions(ctx.db, ctx.actor, { componentId: input.id, fromId: input.fromId, toId: input.toId })),
+  stateRollback: adminProcedure
+    .input(z.object({ id: z.string(), versionId: z.string() }))
+    .mutation(({ ctx, input }) => rollbackStateVersion(ctx.db, ctx.actor, { componentId: input.id, versionId: input.versionId })),
   flowControl: viewerProcedure.input(z.object({ id: z.string() })).query(async ({ ctx, input }) => {
     const c = await getComponent(ctx.db, ctx.actor.orgId, input.id);
     return resolveFlowControl(ctx.db, {
