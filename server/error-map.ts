@@ -50,9 +50,17 @@ export function answerFor(err: unknown, edge: Edge): ErrorAnswer {
   return { status: STATUS.INTERNAL, code: "INTERNAL", trpcCode: "INTERNAL_SERVER_ERROR", message: unexpectedErrorMessage(errorId), errorId };
 }
 
-/** The JSON answer of the REST and runner APIs: `{error: {code, message, errorId?}}` with the matching status. */
+/** The JSON answer of the REST and runner APIs: `{error: {code, message, errorId?}}` with the status (tRPC's INTERNAL_SERVER_ERROR is INTERNAL). */
+export function refusalResponse(status: number, code: string, message: string, errorId?: string, headers?: HeadersInit): Response {
+  const h = new Headers(headers);
+  h.set("content-type", "application/json");
+  h.set("cache-control", "no-store");
+  const error = { code: code === "INTERNAL_SERVER_ERROR" ? "INTERNAL" : code, message, ...(errorId ? { errorId } : {}) };
+  return new Response(JSON.stringify({ error }), { status, headers: h });
+}
+
+/** What the REST and runner APIs answer for `err`. */
 export function errorResponse(err: unknown, edge: Exclude<Edge, "console">): Response {
   const a = answerFor(err, edge);
-  const error = { code: a.code, message: a.message, ...(a.errorId ? { errorId: a.errorId } : {}) };
-  return new Response(JSON.stringify({ error }), { status: a.status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  return refusalResponse(a.status, a.code, a.message, a.errorId);
 }

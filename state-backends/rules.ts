@@ -2,11 +2,9 @@
 // the serial never moves backwards; an equal serial is accepted only with an equal checksum; the
 // lineage never changes; a writer must hold the lock. A second locker gets OpenTofu's "Error acquiring
 // the state lock" with the holder's lock info and the fix.
-import { createHash } from "node:crypto";
+import { sha256Of } from "../lib/artifacts";
 import { formatLockError, type LockInfo } from "../lib/state-lock";
 import type { LockRequest, StateStore, StoredState } from "./types";
-
-export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 /** The lock on a key is held by someone else. */
 export class StateLockedError extends Error {
@@ -35,7 +33,7 @@ export function storedStateOf(bytes: Uint8Array): StoredState {
   if (typeof parsed.serial !== "number" || !Number.isInteger(parsed.serial) || parsed.serial < 0 || typeof parsed.lineage !== "string" || !parsed.lineage) {
     throw new StateWriteRefused("Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state.");
   }
-  return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Hex(bytes) };
+  return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Of(bytes).hex };
 }
 
 /** Why `next` may not replace `current`, or null when it may. */

@@ -6,7 +6,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { TRPCError } from "@trpc/server";
 import type { Runtime } from "../runtime";
 import { getRuntime } from "../runtime";
-import { answerFor } from "../error-map";
+import { errorResponse, refusalResponse } from "../error-map";
 import { callerFromApiToken, clientAddressOf, TOKEN_REFUSED, type Context } from "../trpc/context";
 import { createCallerFactory } from "../trpc/init";
 import { appRouter } from "../trpc/root";
@@ -30,8 +30,7 @@ export function streamingRoute(fn: (ctx: { rt: Runtime; api: ReturnType<typeof c
       return await fn({ rt, api, req, params: await params, url: new URL(req.url) });
     } catch (err) {
       // The procedures' refusals are already in the product's words (server/trpc/init.ts); anything else is mapped here.
-      const a = err instanceof TRPCError ? { status: getHTTPStatusCodeFromError(err), code: err.code, message: err.message } : answerFor(err, "public API");
-      return Response.json({ error: { code: a.code === "INTERNAL_SERVER_ERROR" ? "INTERNAL" : a.code, message: a.message } }, { status: a.status, headers: { "cache-control": "no-store" } });
+      return err instanceof TRPCError ? refusalResponse(getHTTPStatusCodeFromError(err), err.code, err.message) : errorResponse(err, "public API");
     }
   };
 }

@@ -4,7 +4,7 @@
 // hand-written beside this: the live event stream (SSE) and an artifact's bytes; the document lists them here.
 import { createOpenApiFetchHandler, forEachOpenApiProcedure, generateOpenApiDocument, type OpenApiMeta } from "trpc-to-openapi";
 import { z, ZodError } from "zod";
-import { answerFor } from "../error-map";
+import { answerFor, errorResponse, refusalResponse } from "../error-map";
 import { PlantonError } from "../errors";
 import { MAX_BODY_BYTES, readBodyText } from "../input-guard";
 import { getRuntime } from "../runtime";
@@ -79,13 +79,6 @@ function withCreatedStatus(doc: ReturnType<typeof generateOpenApiDocument>) {
   return doc;
 }
 
-const json = (body: unknown, status: number, headers?: Headers) => {
-  const h = new Headers(headers);
-  h.set("content-type", "application/json");
-  h.set("cache-control", "no-store");
-  return new Response(JSON.stringify(body), { status, headers: h });
-};
-
 /** The library's own refusals (no procedure reached), in the product's words. */
 function libraryMessage(code: string, req: Request): string | null {
   const url = new URL(req.url);
@@ -109,8 +102,7 @@ async function refusal(res: Response, req: Request): Promise<Response> {
   let message = body.message ?? "";
   if (body.issues?.length) message = answerFor(new ZodError(body.issues), "public API").message;
   else if (!body.data?.path) message = libraryMessage(code, req) ?? message;
-  const error = { code: code === "INTERNAL_SERVER_ERROR" ? "INTERNAL" : code, message, ...(body.data?.errorId ? { errorId: body.data.errorId } : {}) };
-  return json({ error }, res.status, res.headers);
+  return refusalResponse(res.status, code, message, body.data?.errorId, res.headers);
 }
 
 /** The body read once, within its bound; a POST without one (`curl -X POST …/cancel`) is an empty JSON object. */
@@ -129,8 +121,7 @@ export async function handlePublicApi(incoming: Request): Promise<Response> {
     decodeURIComponent(new URL(incoming.url).pathname);
     req = await withJsonBody(incoming);
   } catch (err) {
-    const a = err instanceof URIError ? answerFor(new PlantonError("BAD_REQUEST", "Nothing was done: the address has a malformed %-escape. Encode each path segment with encodeURIComponent."), "public API") : answerFor(err, "public API");
-    return json({ error: { code: a.code, message: a.message, ...(a.errorId ? { errorId: a.errorId } : {}) } }, a.status);
+    return errorResponse(err instanceof URIError ? new PlantonError("BAD_REQUEST", "Nothing was done: the address has a malformed %-escape. Encode each path segment with encodeURIComponent.") : err, "public API");
   }
   const rt = await getRuntime();
   const res = await createOpenApiFetchHandler({

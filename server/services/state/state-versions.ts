@@ -1,6 +1,5 @@
 // State versions of a component's Planton-managed state: the history every write appends to, a
 // resource-level diff between two versions (sensitive values masked), and an admin's rollback.
-import { createHash } from "node:crypto";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
@@ -9,6 +8,7 @@ import { roleAllows } from "@/lib/roles";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
+import { sha256Hex } from "../../crypto";
 import { conflict, forbidden, notFound, PlantonError } from "../../errors";
 import { notifyQueue } from "../jobs/transitions";
 import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./component-state";
@@ -16,7 +16,7 @@ import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./com
 /** The one checksum of a state content: what putState stores and a version keeps. */
 export function stateChecksum(state: unknown): { checksum: string; size: number } {
   const bytes = JSON.stringify(state);
-  return { checksum: createHash("sha256").update(bytes).digest("hex"), size: Buffer.byteLength(bytes) };
+  return { checksum: sha256Hex(bytes), size: Buffer.byteLength(bytes) };
 }
 
 type StateRow = typeof stateObjects.$inferSelect;
