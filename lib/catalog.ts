@@ -13,13 +13,17 @@ export interface SpecField {
   max?: number;
 }
 
+/** The provisioners a module can run with, defined once. */
+export const PROVISIONERS = ["builtin", "tofu", "terraform", "pulumi"] as const;
+export type Provisioner = (typeof PROVISIONERS)[number];
+
 export interface CatalogKindDef {
   kind: string;
   title: string;
   description: string;
   provider: string;
   fields: SpecField[];
-  module?: { name: string; provisioner: "builtin" | "tofu" | "terraform" | "pulumi"; version: string; source: string };
+  module?: { name: string; provisioner: Provisioner; version: string; source: string };
 }
 
 const SLUG = { pattern: "^[a-z][a-z0-9-]{1,40}$", patternHint: "lower-case letters, digits and dashes, starting with a letter" };
@@ -79,6 +83,34 @@ export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields:
     title: "Google Cloud",
     configFields: [{ name: "project", type: "string", required: true, description: "Project id." }],
     credentialFields: [{ name: "service_account_key", type: "string", required: true, description: "Service account key JSON." }],
+  },
+  postgres: {
+    title: "PostgreSQL (state backend)",
+    configFields: [],
+    credentialFields: [{ name: "conn_str", type: "string", required: true, description: "A postgres:// connection URL with the user and password the state backend uses." }],
+  },
+  r2: {
+    title: "Cloudflare R2 (state backend)",
+    configFields: [{ name: "account_id", type: "string", required: true, description: "The Cloudflare account id (the endpoint is https://<account_id>.r2.cloudflarestorage.com)." }],
+    credentialFields: [
+      { name: "access_key_id", type: "string", required: true, description: "R2 API token's access key id." },
+      { name: "secret_access_key", type: "string", required: true, description: "R2 API token's secret access key." },
+    ],
+  },
+  azure_storage: {
+    title: "Azure Storage account (state backend)",
+    configFields: [{ name: "storage_account_name", type: "string", required: true, description: "The storage account's name." }],
+    credentialFields: [{ name: "access_key", type: "string", required: true, description: "One of the storage account's access keys." }],
+  },
+  terraform_cloud: {
+    title: "HCP Terraform / Terraform Cloud (state backend)",
+    configFields: [{ name: "hostname", type: "string", default: "app.terraform.io", description: "The HCP Terraform or Terraform Enterprise host." }],
+    credentialFields: [{ name: "token", type: "string", required: true, description: "A team or user API token that can read and write state versions." }],
+  },
+  pulumi_cloud: {
+    title: "Pulumi Cloud (state backend)",
+    configFields: [{ name: "api_url", type: "string", default: "https://api.pulumi.com", description: "The Pulumi Cloud API." }],
+    credentialFields: [{ name: "access_token", type: "string", required: true, description: "A Pulumi access token." }],
   },
   azure: {
     title: "Azure",

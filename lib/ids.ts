@@ -31,6 +31,8 @@ export const ID_PREFIXES = {
   runnerAttempt: "run",
   stateObject: "st",
   stateVersion: "stv",
+  stateMove: "smv",
+  stateMoveItem: "smi",
   jobCredential: "jcr",
   /** An unexpected server error, as the answer and the server log name it. */
   error: "err",

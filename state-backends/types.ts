@@ -2,6 +2,7 @@
 // (issue 10). The server (Planton-managed state, the move off it, the access test) and runners (a
 // self-hosted runner's own backend) use the same kinds. Imports nothing of the project but lib/.
 import type { LockInfo } from "../lib/state-lock";
+import type { StateBackendKind as BackendKind } from "../lib/state-backend-kinds";
 
 export type { LockInfo };
 
@@ -49,5 +50,4 @@ export interface StateStore {
   close?(): Promise<void>;
 }
 
-export const BACKEND_KINDS = ["planton_managed", "local", "postgres", "s3", "r2", "azure_blob", "gcs", "terraform_cloud", "pulumi_cloud"] as const;
-export type BackendKind = (typeof BACKEND_KINDS)[number];
+export { STATE_BACKEND_KIND_NAMES as BACKEND_KINDS, type StateBackendKind as BackendKind } from "../lib/state-backend-kinds";

@@ -1,8 +1,9 @@
 import { index, jsonb, pgEnum, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt } from "./common";
 import { organizations } from "./organizations";
+import { PROVISIONERS } from "../../lib/catalog";
 
-export const provisionerEnum = pgEnum("provisioner", ["builtin", "tofu", "terraform", "pulumi"]);
+export const provisionerEnum = pgEnum("provisioner", PROVISIONERS);
 
 /** A catalog kind: platform-wide (orgId null) or an organization's own. */
 export const catalogKinds = pgTable(

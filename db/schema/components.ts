@@ -17,6 +17,10 @@ export const infraComponents = pgTable(
     connectionId: text("connection_id").references(() => connections.id),
     customModuleId: text("custom_module_id"),
     stateBackendId: text("state_backend_id"),
+    /** The state's key in its backend when not the default (a move sets the key it copied to). */
+    stateKey: text("state_key"),
+    /** The state move holding this component's job queue (its jobs wait until it ends); null when none. */
+    stateHold: text("state_hold"),
     createdBy: text("created_by").references(() => users.id),
     createdAt: createdAt(),
     updatedAt: updatedAt(),

@@ -166,6 +166,9 @@ export const stateObjects = pgTable("state_objects", {
   /** OpenTofu lock info (ID, Path, Operation, Who, Version, Created, Info); null when unlocked. */
   lockInfo: jsonb("lock_info").$type<LockInfo>(),
   lockedByJob: text("locked_by_job"),
+  /** Set when a move copied this state to another backend: kept (read-only) for the move's rollback. */
+  movedToBackendId: text("moved_to_backend_id"),
+  movedAt: ts("moved_at"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -1,9 +1,15 @@
-import { jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { createdAt, updatedAt } from "./common";
+import { sql } from "drizzle-orm";
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt, ts, updatedAt } from "./common";
 import { provisionerEnum } from "./catalog";
+import { connections } from "./connections";
+import { infraComponents } from "./components";
 import { organizations } from "./organizations";
 
-/** Kinds: planton_managed (always exists), s3, gcs, azurerm, r2, terraform_cloud, pulumi_cloud. */
+/**
+ * Where states live (kinds: lib/state-backend-kinds.ts; planton_managed always exists). Credentials
+ * are never on this row: they come from the connection it names.
+ */
 export const stateBackends = pgTable(
   "state_backends",
   {
@@ -12,7 +18,7 @@ export const stateBackends = pgTable(
     name: text("name").notNull(),
     kind: text("kind").notNull(),
     config: jsonb("config").notNull().default({}),
-    credentialsEncrypted: text("credentials_encrypted"),
+    connectionId: text("connection_id").references(() => connections.id),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -28,4 +34,55 @@ export const stateBackendDefaults = pgTable(
     backendId: text("backend_id").notNull().references(() => stateBackends.id, { onDelete: "cascade" }),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.provisioner] })],
+);
+
+/**
+ * A move of states between backends (off Planton-managed storage for every component, or one
+ * component's migrate-backend). At most one runs per organization at a time (partial unique index).
+ */
+export const stateMoves = pgTable(
+  "state_moves",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    /** running | succeeded | failed (some items failed; they can be retried). */
+    status: text("status").notNull().default("running"),
+    /** move_off_planton | migrate_backend */
+    scope: text("scope").notNull(),
+    /** Destination backend id per provisioner. */
+    destinations: jsonb("destinations").$type<Record<string, string>>().notNull(),
+    startedBy: text("started_by"),
+    startedByLabel: text("started_by_label").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [uniqueIndex("state_moves_one_running_uq").on(t.orgId).where(sql`status = 'running'`)],
+);
+
+/**
+ * One component's state in a move, with the step it reached. Steps, in order: pending → held →
+ * locked → copied → switched → done; or failed (with the reason), or rolled_back.
+ */
+export const stateMoveItems = pgTable(
+  "state_move_items",
+  {
+    id: text("id").primaryKey(),
+    moveId: text("move_id").notNull().references(() => stateMoves.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
+    provisioner: text("provisioner").notNull(),
+    fromBackendId: text("from_backend_id").notNull(),
+    toBackendId: text("to_backend_id").notNull(),
+    fromKey: text("from_key").notNull(),
+    toKey: text("to_key").notNull(),
+    size: integer("size").notNull().default(0),
+    serial: integer("serial"),
+    checksum: text("checksum"),
+    step: text("step").notNull().default("pending"),
+    error: text("error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("state_move_items_move_idx").on(t.moveId, t.step), index("state_move_items_component_idx").on(t.componentId)],
 );

@@ -1,5 +1,6 @@
 import type { Database } from "@/db/client";
 import { environments, memberships, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
+import { PROVISIONERS } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
 import { recordAudit } from "../../audit";
 import { conflict, isUniqueViolation } from "../../errors";
@@ -28,7 +29,7 @@ export async function createOrganization(db: Database, input: CreateOrganization
       const backendId = newId("stateBackend");
       await tx.insert(stateBackends).values({ id: backendId, orgId, name: PLANTON_MANAGED_BACKEND, kind: "planton_managed", config: {} });
       await tx.insert(stateBackendDefaults).values(
-        (["builtin", "tofu", "terraform", "pulumi"] as const).map((provisioner) => ({ orgId, provisioner, backendId })),
+        PROVISIONERS.map((provisioner) => ({ orgId, provisioner, backendId })),
       );
       const actor: Actor = { userId: input.adminUserId, label: input.adminLabel, orgId, role: "admin" };
       await recordAudit(tx, actor, {

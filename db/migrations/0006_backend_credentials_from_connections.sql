@@ -1,0 +1,1 @@
+ALTER TABLE "state_backends" DROP COLUMN "credentials_encrypted";

@@ -1,0 +1,145 @@
+// The shapes of state backends and state moves on the public API, defined once (as lib/api/schemas.ts
+// is for jobs): the tRPC procedures declare them as input and output, REST and the OpenAPI document
+// are generated from them, lib/client, the CLI and the console take their types from them.
+import { z } from "zod";
+import { PROVISIONERS } from "../catalog";
+import { backendNameSchema, STATE_BACKEND_KIND_NAMES } from "../state-backend-kinds";
+import { timestamp } from "./schemas";
+
+const provisioner = z.enum(PROVISIONERS);
+const kind = z.enum(STATE_BACKEND_KIND_NAMES as [string, ...string[]]);
+
+// ── Backends ────────────────────────────────────────────────────────────────────────────────────
+
+/** POST /state-backends (and PATCH /state-backends/{name} with the same fields, all optional but name). */
+export const stateBackendBody = z.object({
+  name: backendNameSchema,
+  kind: z.string().min(1).meta({ description: `One of ${STATE_BACKEND_KIND_NAMES.filter((k) => k !== "planton_managed").join(", ")}` }),
+  /** The kind's own fields (lib/state-backend-kinds.ts); checked by the service so a wrong field gets the product's message. */
+  config: z.record(z.string(), z.unknown()).default({}),
+  /** The connection the credentials come from (its name); required when the kind needs one. */
+  connection: z.string().min(1).nullable().optional(),
+});
+
+export const accessCheckSchema = z
+  .object({
+    ok: z.boolean(),
+    /** Each probe step: write, read back, compare, delete. */
+    steps: z.array(z.object({ step: z.enum(["open", "write", "read", "compare", "delete"]), ok: z.boolean(), detail: z.string() })),
+    /** When not ok: what failed and the fix, in one sentence. */
+    error: z.string().nullable(),
+  })
+  .meta({ id: "StateBackendAccessCheck", description: "The access test: write, read back and delete a probe object" });
+
+export const stateBackendSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    kind,
+    config: z.record(z.string(), z.unknown()),
+    connection: z.string().nullable().meta({ description: "The connection its credentials come from" }),
+    /** Provisioners for which this backend is the organization's default. */
+    defaultFor: z.array(provisioner),
+    /** How many components keep their state here. */
+    components: z.number().int(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: "StateBackend" });
+
+export const stateBackendListSchema = z
+  .object({
+    backends: z.array(stateBackendSchema),
+    /** The organization's default backend per provisioner (backend name). */
+    defaults: z.record(z.string(), z.string()),
+  })
+  .meta({ id: "StateBackendList" });
+
+/** What create and update answer: the saved backend and the access test it passed. */
+export const stateBackendSavedSchema = z.object({ backend: stateBackendSchema, access: accessCheckSchema }).meta({ id: "StateBackendSaved" });
+
+/** One state kept on Planton-managed storage. */
+export const plantonManagedStateSchema = z
+  .object({
+    componentId: z.string(),
+    component: z.string(),
+    environment: z.string(),
+    kind: z.string(),
+    provisioner,
+    key: z.string(),
+    size: z.number().int(),
+    serial: z.number().int().nullable(),
+    checksum: z.string().nullable(),
+    updatedAt: timestamp,
+  })
+  .meta({ id: "PlantonManagedState" });
+
+export const plantonManagedUsageSchema = z
+  .object({
+    states: z.array(plantonManagedStateSchema),
+    totals: z.object({ count: z.number().int(), size: z.number().int() }),
+    byEnvironment: z.array(z.object({ environment: z.string(), count: z.number().int(), size: z.number().int() })),
+  })
+  .meta({ id: "PlantonManagedUsage" });
+
+export const forceUnlockSchema = z
+  .object({ componentId: z.string(), released: z.record(z.string(), z.unknown()).nullable().meta({ description: "The lock info that was removed; null when nothing was locked" }) })
+  .meta({ id: "ForceUnlockResult" });
+
+// ── Moves ───────────────────────────────────────────────────────────────────────────────────────
+
+/** POST /state-moves/dry-run and POST /state-moves: move every Planton-managed state off. */
+export const moveOffBody = z.object({
+  /** Destination backend name per provisioner in use, e.g. { "builtin": "prod-s3" }. */
+  to: z.record(z.string(), z.string().min(1)).meta({ description: "Destination backend name per provisioner in use" }),
+});
+
+/** POST /components/{componentId}/state/migrate-backend (dry run with ?dryRun=true): one component's state to another backend. */
+export const migrateBackendBody = z.object({ to: z.string().min(1), dryRun: z.boolean().default(false) });
+
+export const MOVE_STEPS = ["pending", "held", "locked", "copied", "switched", "done", "failed", "rolled_back"] as const;
+export const MOVE_STATUSES = ["running", "succeeded", "failed"] as const;
+
+export const moveItemSchema = z
+  .object({
+    id: z.string().nullable().meta({ description: "Null in a dry run" }),
+    componentId: z.string(),
+    component: z.string(),
+    environment: z.string(),
+    provisioner,
+    from: z.string().meta({ description: "Source backend name" }),
+    to: z.string().meta({ description: "Destination backend name" }),
+    fromKey: z.string(),
+    toKey: z.string(),
+    size: z.number().int(),
+    serial: z.number().int().nullable(),
+    checksum: z.string().nullable(),
+    step: z.enum(MOVE_STEPS),
+    error: z.string().nullable(),
+    /** Whether this component's move can be rolled back now (the old copy exists and nothing newer was lost). */
+    canRollBack: z.boolean(),
+  })
+  .meta({ id: "StateMoveItem" });
+
+export const dryRunSchema = z
+  .object({ items: z.array(moveItemSchema), totals: z.object({ count: z.number().int(), size: z.number().int() }) })
+  .meta({ id: "StateMoveDryRun", description: "What a move would do; nothing was changed" });
+
+export const stateMoveSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(MOVE_STATUSES),
+    scope: z.enum(["move_off_planton", "migrate_backend"]),
+    destinations: z.record(z.string(), z.string()).meta({ description: "Destination backend name per provisioner" }),
+    startedBy: z.string(),
+    createdAt: timestamp,
+    finishedAt: timestamp.nullable(),
+    progress: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), rolledBack: z.number().int() }),
+    items: z.array(moveItemSchema),
+  })
+  .meta({ id: "StateMove" });
+
+/** GET /state-moves/current: the running move, else the latest one, else null; plus what is still on Planton-managed storage. */
+export const currentMoveSchema = z
+  .object({ move: stateMoveSchema.nullable(), remainingOnPlanton: z.number().int() })
+  .meta({ id: "CurrentStateMove" });
