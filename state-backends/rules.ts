@@ -36,8 +36,11 @@ export function storedStateOf(bytes: Uint8Array): StoredState {
   return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Of(bytes).hex };
 }
 
+/** What the write rules compare: a state's serial, lineage and checksum. */
+export type StateIdentity = Pick<StoredState, "serial" | "lineage" | "checksum">;
+
 /** Why `next` may not replace `current`, or null when it may. */
-export function writeRefusal(key: string, current: StoredState | null, next: StoredState): string | null {
+export function writeRefusal(key: string, current: StateIdentity | null, next: StateIdentity): string | null {
   if (!current) return null;
   if (next.lineage !== current.lineage) {
     return `Nothing was written to ${key}: the state's lineage ${next.lineage} is not the stored state's ${current.lineage}, so it is another state, not a newer version of this one. Pull the stored state and apply again, or write it under another key.`;
