@@ -113,3 +113,32 @@ describe.each(Object.keys(KINDS))("a job's state on a %s backend", (kindName) =>
     }
   });
 });
+
+describe("a default changed later is for new components", () => {
+  it("a component keeps its state where it is; a new one is pinned to the default its first job used", async () => {
+    const { org, components } = await orgWithComponent(t.db, { components: 2 });
+    const [kept, fresh] = components;
+    const runner = await testRunner(t.db, org);
+    // The first component's state is on Planton-managed storage (the organization's first default).
+    await createJob(t.db, org.actor(), { componentId: kept.id, operation: "update" });
+    const c = (await claim(t.db, runner))!;
+    const lock = await lockState(t.db, c.access, { Operation: "OperationTypeApply" });
+    await putState(t.db, c.access, lock.lock.ID, state(1));
+    await unlockState(t.db, c.access, lock.lock.ID);
+    await t.db.update(infraJobs).set({ status: "completed", result: "succeeded" }).where(eq(infraJobs.id, c.claim.job.id));
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-default-backend-"));
+    dirs.push(dir);
+    const [own] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name: "own-default", kind: "local", config: { path: dir } }).returning();
+    const { stateBackendDefaults } = await import("@/db/schema");
+    await t.db.update(stateBackendDefaults).set({ backendId: own.id }).where(eq(stateBackendDefaults.orgId, org.orgId));
+
+    const again = await createJob(t.db, org.actor(), { componentId: kept.id, operation: "refresh" });
+    const backendCheck = (j: typeof again) => j.preflight.checks.find((x) => x.essential === "backend")!;
+    expect(backendCheck(again).resolvedTo).toBe("planton-managed (planton_managed, where the component's state is)");
+    const first = await createJob(t.db, org.actor(), { componentId: fresh.id, operation: "update" });
+    expect(backendCheck(first).resolvedTo).toBe("own-default (local, the organization's default for builtin)");
+    const [pinned] = await t.db.select({ b: infraComponents.stateBackendId }).from(infraComponents).where(eq(infraComponents.id, fresh.id));
+    expect(pinned.b).toBe(own.id);
+  });
+});
