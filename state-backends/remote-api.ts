@@ -44,8 +44,8 @@ export function refusal(service: string, action: string, status: number, body: s
 
 /** The usual fix for a status, when the kind has nothing more precise to say. */
 export function fixFor(status: number, credentialsHint: string): string {
-  if (status === 401) return `Check the credentials: ${credentialsHint}`;
-  if (status === 403) return `Give the credentials access: ${credentialsHint}`;
+  if (status === 401) return `Check the credentials: ${credentialsHint}.`;
+  if (status === 403) return `Give the credentials access: ${credentialsHint}.`;
   if (status === 429 || status >= 500) return "The service is busy or failing; try again in a minute.";
   return "Check the backend's settings in Settings → State Backends.";
 }
