@@ -120,7 +120,7 @@ class GcsStateStore implements StateStore {
     if (init.contentType) headers["content-type"] = init.contentType;
     let res: Response;
     try {
-      res = await this.fetch(url, { method, headers, body: init.body });
+      res = await this.fetch(url, { method, headers, body: typeof init.body === "string" || init.body === undefined ? init.body : Buffer.from(init.body) });
     } catch (e) {
       throw unreachable(SERVICE, url, e);
     }
