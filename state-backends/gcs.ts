@@ -7,7 +7,7 @@
 import { createSign } from "node:crypto";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
 import { lockInfoOf, StateLockedError } from "./rules";
-import { fixFor, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
+import { fixFor, parseAnswer, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
 import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -108,7 +108,7 @@ class GcsStateStore implements StateStore {
     }
     const text = await res.text();
     if (!res.ok) throw refusal("Google's OAuth2 server", `give service account ${this.key.client_email} an access token`, res.status, text, `Check that the key in the gcp connection is current and its service account enabled (Settings → Connections).`);
-    const answer = JSON.parse(text) as { access_token?: string; expires_in?: number };
+    const answer = (parseAnswer("Google's OAuth2 server", "give an access token", text) ?? {}) as { access_token?: string; expires_in?: number };
     if (!answer.access_token) throw new RemoteStateError("Google's OAuth2 server answered without an access token. Try again; if it persists, create a new key for the service account.", res.status);
     this.token = { value: answer.access_token, expiresAt: now + (answer.expires_in ?? 3600) * 1000 };
     return this.token.value;
@@ -147,7 +147,7 @@ class GcsStateStore implements StateStore {
     if (!generation) {
       const meta = await this.call("GET", this.objectUrl(name), `read ${this.url(name)}`);
       if (meta.status === 404) return null;
-      generation = ((await meta.json()) as GcsObject).generation;
+      generation = (parseAnswer(SERVICE, `read ${this.url(name)}`, await meta.text()) as GcsObject).generation;
     }
     return { bytes, generation };
   }
@@ -191,7 +191,7 @@ class GcsStateStore implements StateStore {
       const holder = await this.lockHolder(key);
       throw new StateLockedError(holder ?? { ...info, ID: "", Who: "another writer", Info: "the lock object was created by another writer and removed before it could be read" });
     }
-    const created = (await res.json()) as GcsObject;
+    const created = parseAnswer(SERVICE, `create the lock ${this.url(name)}`, await res.text()) as GcsObject;
     return { ...info, ID: info.ID || created.generation };
   }
 
@@ -225,7 +225,7 @@ class GcsStateStore implements StateStore {
       const query = `?prefix=${encodeURIComponent(this.objectName(prefix))}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ""}`;
       const url = `${this.endpoint}/storage/v1/b/${encodeURIComponent(this.options.bucket)}/o${query}`;
       const res = await this.call("GET", url, `list gs://${this.options.bucket}/${this.objectName(prefix)}`, {}, []);
-      const page = (await res.json()) as { items?: GcsObject[]; nextPageToken?: string };
+      const page = (parseAnswer(SERVICE, `list gs://${this.options.bucket}`, await res.text()) ?? {}) as { items?: GcsObject[]; nextPageToken?: string };
       for (const o of page.items ?? []) {
         if (o.name.endsWith(LOCK_SUFFIX)) continue;
         found.push({ key: o.name.slice(this.prefix.length), size: Number(o.size) || 0 });

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
 import { isPulumiCheckpoint, lockInfoOf, StateLockedError } from "./rules";
-import { fixFor, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
+import { fixFor, parseAnswer, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
 import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -19,6 +19,8 @@ const CREDENTIALS_HINT = "the pulumi_cloud connection's access_token must be a t
 export const KEY_TAG = "planton:state-key";
 export const LOCK_TAG = "planton:lock";
 export const STACK_TAG = "planton:checkpoint-stack";
+/** The STACK_TAG value of a checkpoint that names no stack (a tag value is never empty). */
+const NO_STACK = "-";
 const TAG_VALUE_MAX = 256;
 const LEASE_SECONDS = 300;
 
@@ -118,7 +120,7 @@ class PulumiCloudStateStore implements StateStore {
       if (res.status === 404) throw refusal(SERVICE, action, 404, text, `Check that organization ${this.options.organization} exists and the token is a member of it (${CREDENTIALS_HINT}).`);
       throw refusal(SERVICE, action, res.status, text, fixFor(res.status, CREDENTIALS_HINT));
     }
-    return { status: res.status, json: text ? JSON.parse(text) : null };
+    return { status: res.status, json: parseAnswer(SERVICE, action, text) };
   }
 
   /** The key's stack, or null; a stack of that name holding another key (or made outside Planton) is refused. */
@@ -140,15 +142,8 @@ class PulumiCloudStateStore implements StateStore {
     const found = await this.stack(key);
     if (found) return found;
     const { organization, project } = this.options;
-    const created = await this.call(
-      "POST",
-      `/api/stacks/${encodeURIComponent(organization)}/${encodeURIComponent(project)}`,
-      `create stack ${this.where(key)}`,
-      { stackName: stackNameOf(key), tags: { [KEY_TAG]: key } },
-      [409],
-    );
-    // 409: another writer created it meanwhile; use theirs.
-    void created;
+    // 409: another writer created it meanwhile; theirs is read below like ours.
+    await this.call("POST", `/api/stacks/${encodeURIComponent(organization)}/${encodeURIComponent(project)}`, `create stack ${this.where(key)}`, { stackName: stackNameOf(key), tags: { [KEY_TAG]: key } }, [409]);
     const stack = await this.stack(key);
     if (!stack) throw new RemoteStateError(`Pulumi Cloud did not create stack ${this.where(key)} and it does not exist. Check the token's permissions in the organization.`, 409);
     return stack;
@@ -162,7 +157,7 @@ class PulumiCloudStateStore implements StateStore {
     const exported = json as { version?: number; deployment?: unknown };
     // Pulumi exports the deployment; the state is the checkpoint Pulumi's backends keep around it.
     const checkpointStack = stack.tags[STACK_TAG];
-    const checkpoint = { version: 3, checkpoint: { ...(checkpointStack ? { stack: checkpointStack } : {}), latest: exported.deployment ?? null } };
+    const checkpoint = { version: 3, checkpoint: { ...(checkpointStack !== NO_STACK ? { stack: checkpointStack } : {}), latest: exported.deployment ?? null } };
     return storedStateRead(key, new TextEncoder().encode(JSON.stringify(checkpoint)));
   }
 
@@ -175,7 +170,7 @@ class PulumiCloudStateStore implements StateStore {
     if (!isPulumiCheckpoint(parsed)) {
       throw new RemoteStateError(`Nothing was written to ${key}: a Pulumi Cloud backend keeps Pulumi checkpoints ({"version": 3, "checkpoint": …}), and this state is not one. Keep OpenTofu states in another kind of backend.`, 422);
     }
-    const stackField = typeof parsed.checkpoint.stack === "string" ? parsed.checkpoint.stack : "";
+    const stackField = typeof parsed.checkpoint.stack === "string" && parsed.checkpoint.stack ? parsed.checkpoint.stack : NO_STACK;
     if (stackField.length > TAG_VALUE_MAX) throw new RemoteStateError(`Nothing was written to ${key}: its checkpoint's stack name is longer than the ${TAG_VALUE_MAX} characters a Pulumi Cloud tag keeps. Rename the stack.`, 422);
     const updatePath = this.stackPath(key, `/update/${encodeURIComponent(lease.update)}`);
     // A long job outlives a lease: each write renews it first.

@@ -56,3 +56,13 @@ export function unreachable(service: string, url: string, e: unknown): RemoteSta
   const why = cause?.code ?? cause?.message ?? (e as Error)?.message ?? "no answer";
   return new RemoteStateError(`${service} could not be reached at ${new URL(url).origin} (${why}). Check the address and that this host can reach it.`, 0);
 }
+
+/** A success answer's JSON, or one sentence when it is not JSON (a proxy's page, a truncated answer). */
+export function parseAnswer(service: string, action: string, text: string): any {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RemoteStateError(`${service} answered the request to ${action} with something that is not JSON. Check that the backend's address points at the service's API, not a web page or a proxy.`, 502);
+  }
+}

@@ -93,7 +93,9 @@ function fakeTfc(req: FakeRequest) {
     }
     const svDoc = (i: number) => {
       const v = ws.versions[i];
-      return { id: `sv-${ws.id}-${i}`, type: "state-versions", attributes: { serial: v.serial, md5: v.md5, lineage: v.lineage, size: v.state.length, status: "finalized", "hosted-state-download-url": `${fake.url}/fake-archivist/${ws.id}/${i}` } };
+      // Workspaces named *-archivist-* answer a download URL on another host, as HCP's archivist is.
+      const host = ws.name.includes("-archivist-") ? archivist.url : fake.url;
+      return { id: `sv-${ws.id}-${i}`, type: "state-versions", attributes: { serial: v.serial, md5: v.md5, lineage: v.lineage, size: v.state.length, status: "finalized", "hosted-state-download-url": `${host}/fake-archivist/${ws.id}/${i}` } };
     };
     if (rest === "/current-state-version" && req.method === "GET") return ws.versions.length ? { status: 200, body: { data: svDoc(ws.versions.length - 1) } } : jsonApiError(404, "not found");
     if (rest === "/state-versions" && req.method === "POST") {
@@ -113,11 +115,19 @@ function fakeTfc(req: FakeRequest) {
   return jsonApiError(404, "not found", `fake HCP Terraform does not answer ${req.method} ${req.path}`);
 }
 
+let archivist: FakeServer;
 beforeAll(async () => {
   fake = await startFake(fakeTfc);
+  // The FAKE archivist: pre-signed download URLs, answered without any token.
+  archivist = await startFake((req) => {
+    const m = req.path.match(/^\/fake-archivist\/([^/]+)\/(\d+)$/);
+    const v = m && [...workspaces.values()].find((w) => w.id === m[1])?.versions[Number(m[2])];
+    return v ? { status: 200, body: v.state } : jsonApiError(404, "not found");
+  });
 });
 afterAll(async () => {
   await fake?.stop();
+  await archivist?.stop();
 });
 
 const open = (token = "tfc-token-alice", organization = ORG) => openTerraformCloudStore({ hostname: fake.url, token, organization, workspacePrefix: "planton-" });
@@ -155,6 +165,18 @@ describe("terraform_cloud against a fake HCP Terraform API (a stand-in, not the 
     expect(ws.lockedBy).toBeNull();
     expect(ws.description).not.toContain("planton-state-lock");
     expect(await b.list(`env-`)).toContainEqual({ key, size: state(4, "L").byteLength });
+  });
+
+  it("a download URL on another host (HCP's archivist) is fetched without the token", async () => {
+    const b = new StateBackend(open());
+    const key = `x-archivist-${randomUUID().slice(0, 8)}.tfstate`;
+    const lock = await b.lock(key, { Operation: "OperationTypeApply" });
+    await b.write(key, state(2, "A"), lock.ID);
+    expect((await b.read(key))?.serial).toBe(2);
+    const download = archivist.requests.at(-1)!;
+    expect(download.path).toMatch(/^\/fake-archivist\//);
+    expect(download.headers.authorization).toBeUndefined();
+    await b.unlock(key, lock.ID);
   });
 
   it("a second locker gets the holder's lock info kept on the workspace, even under another token", async () => {

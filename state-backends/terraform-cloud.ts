@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
 import { lockInfoOf, StateLockedError } from "./rules";
-import { fixFor, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
+import { fixFor, parseAnswer, refusal, RemoteStateError, unreachable, type Fetch } from "./remote-api";
 import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
@@ -104,7 +104,7 @@ class TerraformCloudStateStore implements StateStore {
       if (res.status === 404) throw refusal(SERVICE, action, 404, text, `Check that organization ${this.options.organization} exists on ${new URL(this.origin).host} and the token can see it (${CREDENTIALS_HINT}).`);
       throw refusal(SERVICE, action, res.status, text, fixFor(res.status, CREDENTIALS_HINT));
     }
-    return { status: res.status, json: text ? JSON.parse(text) : null };
+    return { status: res.status, json: parseAnswer(SERVICE, action, text) };
   }
 
   /** The key's workspace, or null; a workspace of that name that holds another key is refused (a name clash). */
@@ -147,7 +147,9 @@ class TerraformCloudStateStore implements StateStore {
     if (!version || !url) return null;
     let res: Response;
     try {
-      res = await this.fetch(url, { headers: { authorization: `Bearer ${this.options.token}` } });
+      // The token goes to the API's own host only; a download URL elsewhere (HCP's archivist) is pre-signed.
+      const sameOrigin = new URL(url).origin === this.origin;
+      res = await this.fetch(url, { headers: sameOrigin ? { authorization: `Bearer ${this.options.token}` } : {} });
     } catch (e) {
       throw unreachable(SERVICE, url, e);
     }
@@ -169,7 +171,7 @@ class TerraformCloudStateStore implements StateStore {
     if (!ws.attributes.locked) return null;
     const info = lockOf(ws);
     // Locked without Planton's lock info: a person, a run, or a locker between its lock and its note.
-    return { ...blank, Path: ws.attributes.name, Who: "someone outside Planton, or a run in HCP Terraform (the workspace is locked without Planton lock info)", ...info };
+    return { ...blank, Path: `${this.options.organization}/${ws.attributes.name}`, Who: "someone outside Planton, or a run in HCP Terraform (the workspace is locked without Planton lock info)", ...info };
   }
 
   async lockHolder(key: string): Promise<LockInfo | null> {
