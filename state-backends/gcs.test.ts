@@ -14,6 +14,7 @@ const realBucket = process.env.PLANTON_TEST_GCS_BUCKET;
 const realCredentials = process.env.PLANTON_TEST_GCS_CREDENTIALS;
 const keyJson = (raw: string) => (raw.trim().startsWith("{") ? raw : fs.readFileSync(raw, "utf8"));
 
+if (!realBucket || !realCredentials) console.warn("gcs: the conformance suite against the real service is skipped, not passed: set PLANTON_TEST_GCS_BUCKET and PLANTON_TEST_GCS_CREDENTIALS to run it");
 describe.skipIf(!realBucket || !realCredentials)("gcs against real Google Cloud Storage (PLANTON_TEST_GCS_BUCKET, PLANTON_TEST_GCS_CREDENTIALS)", () => {
   conformance("gcs on Google Cloud Storage", async () =>
     openGcsStore({ bucket: realBucket!, prefix: `planton-conformance/${randomUUID()}/`, serviceAccountKey: keyJson(realCredentials!) }),

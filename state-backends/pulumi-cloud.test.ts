@@ -11,6 +11,7 @@ import { KEY_TAG, LOCK_TAG, openPulumiCloudStore, stackNameOf } from "./pulumi-c
 
 const real = { token: process.env.PLANTON_TEST_PULUMI_ACCESS_TOKEN, organization: process.env.PLANTON_TEST_PULUMI_ORGANIZATION, apiUrl: process.env.PLANTON_TEST_PULUMI_API_URL };
 
+if (!real.token || !real.organization) console.warn("pulumi_cloud: the conformance suite against the real service is skipped, not passed: set PLANTON_TEST_PULUMI_ACCESS_TOKEN and PLANTON_TEST_PULUMI_ORGANIZATION (PLANTON_TEST_PULUMI_API_URL optional) to run it");
 describe.skipIf(!real.token || !real.organization)("pulumi_cloud against real Pulumi Cloud (PLANTON_TEST_PULUMI_ACCESS_TOKEN, PLANTON_TEST_PULUMI_ORGANIZATION)", () => {
   conformance("pulumi_cloud on Pulumi Cloud", async () => openPulumiCloudStore({ apiUrl: real.apiUrl, accessToken: real.token!, organization: real.organization!, project: "planton-conformance" }), {
     state: pulumiCheckpoint,

@@ -11,6 +11,7 @@ import { openTerraformCloudStore, workspaceNameOf } from "./terraform-cloud";
 
 const real = { token: process.env.PLANTON_TEST_TFC_TOKEN, organization: process.env.PLANTON_TEST_TFC_ORGANIZATION, hostname: process.env.PLANTON_TEST_TFC_HOSTNAME ?? "app.terraform.io" };
 
+if (!real.token || !real.organization) console.warn("terraform_cloud: the conformance suite against the real service is skipped, not passed: set PLANTON_TEST_TFC_TOKEN and PLANTON_TEST_TFC_ORGANIZATION (PLANTON_TEST_TFC_HOSTNAME optional) to run it");
 describe.skipIf(!real.token || !real.organization)("terraform_cloud against real HCP Terraform (PLANTON_TEST_TFC_TOKEN, PLANTON_TEST_TFC_ORGANIZATION)", () => {
   const prefix = `planton-conformance-${randomUUID().slice(0, 8)}-`;
   conformance("terraform_cloud on HCP Terraform", async () => openTerraformCloudStore({ hostname: real.hostname, token: real.token!, organization: real.organization!, workspacePrefix: prefix }));
