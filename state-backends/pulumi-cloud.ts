@@ -228,7 +228,11 @@ class PulumiCloudStateStore implements StateStore {
     const update = String(created.json.updateID);
     const tags = { ...stack.tags, [LOCK_TAG]: lockTagValue({ ...info, update }) };
     const started = await this.call("POST", this.stackPath(key, `/update/${encodeURIComponent(update)}`), `start an update on stack ${this.where(key)}`, { tags }, [409]);
-    if (started.status === 409) return refuse();
+    if (started.status === 409) {
+      // Another update started first; the one created here never ran and is cancelled so it lingers nowhere.
+      await this.call("POST", this.stackPath(key, `/update/${encodeURIComponent(update)}/cancel`), `cancel the update on stack ${this.where(key)}`, undefined, [404, 409]).catch(() => {});
+      return refuse();
+    }
     this.leases.set(key, { id: info.ID, update, token: String(started.json.token) });
     return info;
   }
