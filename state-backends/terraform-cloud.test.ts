@@ -49,9 +49,9 @@ function fakeTfc(req: FakeRequest) {
       const search = req.query.get("search[name]") ?? "";
       const size = Number(req.query.get("page[size]") ?? 20);
       const page = Number(req.query.get("page[number]") ?? 1);
-      // Page size 2 at most, so paging is exercised.
+      // One workspace a page, so paging is exercised.
       const all = [...workspaces.values()].filter((w) => w.name.includes(search));
-      const per = Math.min(size, 2);
+      const per = Math.min(size, 1);
       return { status: 200, body: { data: all.slice((page - 1) * per, page * per).map(wsDoc), meta: { pagination: { "current-page": page, "next-page": page * per < all.length ? page + 1 : null } } } };
     }
     if (req.method === "POST") {
