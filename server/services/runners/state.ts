@@ -13,7 +13,7 @@ import { formatLockError, type LockInfo } from "@/lib/state-lock";
 import { StateLockedError, StateWriteRefused, writeRefusal } from "@/state-backends/rules";
 import type { StateBackend } from "@/state-backends/rules";
 import { conflict, PlantonError } from "../../errors";
-import { withBackend, type BackendRow } from "../state-backends/open-store";
+import { describeStoreError, withBackend, type BackendRow } from "../state-backends/open-store";
 import { plantonManagedKey } from "../state-backends/planton-managed-store";
 import { appendStateVersion, stateChecksum } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
@@ -81,7 +81,9 @@ async function onJobState<T>(
     return await withBackend(db, backend!, (b) => other(b, key));
   } catch (e) {
     if (e instanceof StateWriteRefused) throw conflict(e.message);
-    throw e;
+    if (e instanceof PlantonError) throw e;
+    // The backend failed (unreachable, refused the credentials, …): said in one sentence, as a refusal, never a 500.
+    throw new PlantonError("PRECONDITION_FAILED", `Nothing was done with the state: backend ${backend!.name} (${backend!.kind}) failed: ${describeStoreError(e)}. Check the backend in Settings → State Backends, then retry.`);
   }
 }
 
