@@ -98,6 +98,16 @@ export const CONNECTION_PROVIDERS: Record<string, ConnectionProviderDef> = {
     credentialFields: [{ name: "service_account_key", type: "string", required: true, description: "Service account key JSON." }],
     env: { project: "GOOGLE_PROJECT", service_account_key: "GOOGLE_CREDENTIALS" },
   },
+  azure: {
+    title: "Azure",
+    configFields: [{ name: "subscription_id", type: "string", required: true, description: "Subscription id." }],
+    credentialFields: [
+      { name: "client_id", type: "string", required: true, description: "Client id." },
+      { name: "client_secret", type: "string", required: true, description: "Client secret." },
+      { name: "tenant_id", type: "string", required: true, description: "Tenant id." },
+    ],
+    env: { subscription_id: "ARM_SUBSCRIPTION_ID", client_id: "ARM_CLIENT_ID", client_secret: "ARM_CLIENT_SECRET", tenant_id: "ARM_TENANT_ID" },
+  },
   postgres: {
     title: "PostgreSQL (state backend)",
     configFields: [],
@@ -129,16 +139,6 @@ export const CONNECTION_PROVIDERS: Record<string, ConnectionProviderDef> = {
     configFields: [{ name: "api_url", type: "string", default: "https://api.pulumi.com", description: "The Pulumi Cloud API." }],
     credentialFields: [{ name: "access_token", type: "string", required: true, description: "A Pulumi access token." }],
     env: { api_url: "PULUMI_BACKEND_URL", access_token: "PULUMI_ACCESS_TOKEN" },
-  },
-  azure: {
-    title: "Azure",
-    configFields: [{ name: "subscription_id", type: "string", required: true, description: "Subscription id." }],
-    credentialFields: [
-      { name: "client_id", type: "string", required: true, description: "Client id." },
-      { name: "client_secret", type: "string", required: true, description: "Client secret." },
-      { name: "tenant_id", type: "string", required: true, description: "Tenant id." },
-    ],
-    env: { subscription_id: "ARM_SUBSCRIPTION_ID", client_id: "ARM_CLIENT_ID", client_secret: "ARM_CLIENT_SECRET", tenant_id: "ARM_TENANT_ID" },
   },
 };
 

@@ -199,9 +199,10 @@ describe("running a job through the runner API services", () => {
     expect(await lockState(t.db, c.access, { ID: "lock-1", Operation: "OperationTypeApply", Who: "runner@host" })).toMatchObject({ ok: true });
     expect(await claim(t.db, runner)).toBeNull();
 
-    expect(await expireLeases(t.db)).toEqual([]);
+    // Other tests' jobs in this database may lapse too on a slow machine: only this job's lease is asserted.
+    expect(await expireLeases(t.db)).not.toContain(lost.id);
     await t.db.update(infraJobs).set({ leaseExpiresAt: new Date(Date.now() - 1000) }).where(eq(infraJobs.id, lost.id));
-    expect(await expireLeases(t.db)).toEqual([lost.id]);
+    expect(await expireLeases(t.db)).toContain(lost.id);
     const view = await getJob(t.db, org.orgId, lost.id);
     expect(view).toMatchObject({ status: "completed", result: "failed", reason: "runner lost" });
     expect(view.attempts[0]).toMatchObject({ reason: "runner lost" });

@@ -65,7 +65,7 @@ describe(`connections (${testDriver})`, () => {
 
     const provider = await refusal(admin.connections.create({ ...base, name: "x-1", provider: "oracle" }));
     expect(provider).toMatchObject({ code: "BAD_REQUEST", field: "provider" });
-    expect(provider.message).toContain("Unknown provider oracle. Nothing was saved. Pick one of local, aws, gcp, azure.");
+    expect(provider.message).toContain("Unknown provider oracle. Nothing was saved. Pick one of local, aws, gcp, azure, postgres, r2, azure_storage, terraform_cloud, pulumi_cloud.");
 
     const config = await refusal(admin.connections.create({ ...base, name: "x-2", config: {} }));
     expect(config).toMatchObject({ code: "BAD_REQUEST", field: "config.region" });
