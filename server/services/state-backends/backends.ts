@@ -68,14 +68,14 @@ async function connectionFor(db: Queryable, orgId: string, kind: StateBackendKin
   const providerTitle = CONNECTION_PROVIDERS[provider]?.title ?? provider;
   if (!connection) {
     throw badRequest(
-      `${notDone(name, verb)}: the ${title} kind takes its credentials from a ${providerTitle} connection, and none was named. Name one (--connection <name>), or create a ${provider} connection in Settings → Connections first.`,
+      `${notDone(name, verb)}: the ${title} kind takes its credentials from ${a(providerTitle)} connection, and none was named. Name one (--connection <name>), or create ${a(provider)} connection in Settings → Connections first.`,
       "connection",
     );
   }
   const [row] = await db.select().from(connections).where(and(eq(connections.orgId, orgId), eq(connections.name, connection)));
-  if (!row) throw badRequest(`${notDone(name, verb)}: there is no connection named ${connection}. Pick a ${provider} connection from Settings → Connections, or create one there.`, "connection");
+  if (!row) throw badRequest(`${notDone(name, verb)}: there is no connection named ${connection}. Pick ${a(provider)} connection from Settings → Connections, or create one there.`, "connection");
   if (row.provider !== provider) {
-    throw badRequest(`${notDone(name, verb)}: connection ${connection} is a ${row.provider} connection, and the ${title} kind needs a ${provider} one. Pick a ${provider} connection, or create one in Settings → Connections.`, "connection");
+    throw badRequest(`${notDone(name, verb)}: connection ${connection} is ${a(row.provider)} connection, and the ${title} kind needs ${a(provider)} one. Pick ${a(provider)} connection, or create one in Settings → Connections.`, "connection");
   }
   return row;
 }
@@ -95,6 +95,9 @@ export function componentsListed(cs: Pick<ServedComponent, "component" | "enviro
   const first = cs.slice(0, 10).map((c) => `${c.component} (${c.environment})`).join(", ");
   return cs.length > 10 ? `${first} and ${cs.length - 10} more` : first;
 }
+
+/** "a postgres", "an aws". */
+const a = (word: string) => `${/^[aeiou]/i.test(word) ? "an" : "a"} ${word}`;
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
