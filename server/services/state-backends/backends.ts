@@ -33,9 +33,13 @@ function plantonManagedRefusal(name: string, verb: "created" | "changed" | "dele
   );
 }
 
+/** What was typed, cut short when it is long, for a refusal to echo. */
+const shortened = (v: string) => (v.length > 60 ? `${v.slice(0, 57)}…` : v);
+
 function kindOf(kind: string, name: string, verb: Verb): StateBackendKind {
   if (kind === PLANTON_MANAGED_KIND) throw plantonManagedRefusal(name, "created", "kind");
-  if (!isStateBackendKind(kind)) throw badRequest(`${notDone(name, verb)}: there is no state backend kind ${kind}. Pick one of ${CREATABLE.join(", ")}.`, "kind");
+  // The kinds are listed where the fix is made (the list names the database kind, which a refusal echoing odd input should not).
+  if (!isStateBackendKind(kind)) throw badRequest(`${notDone(name, verb)}: there is no state backend kind ${shortened(kind)}. Pick one of the kinds planton infra state-backend create --help lists, or choose one in Settings → State Backends.`, "kind");
   return kind;
 }
 
@@ -261,7 +265,7 @@ export async function deleteStateBackend(db: Database, actor: Actor, input: { na
 }
 
 function provisionerOf(raw: string, verb: string): Provisioner {
-  if (!(PROVISIONERS as readonly string[]).includes(raw)) throw badRequest(`${verb}: there is no provisioner ${raw}. Pick one of ${PROVISIONERS.join(", ")}.`, "provisioner");
+  if (!(PROVISIONERS as readonly string[]).includes(raw)) throw badRequest(`${verb}: there is no provisioner ${shortened(raw)}. Pick one of ${PROVISIONERS.join(", ")}.`, "provisioner");
   return raw as Provisioner;
 }
 
