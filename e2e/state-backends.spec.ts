@@ -83,6 +83,7 @@ test("an admin creates an S3 backend after a failing access test saved nothing, 
   await expect(steps.locator('[data-step="open"]')).toHaveAttribute("data-ok", "true");
   await expect(steps.locator('[data-step="write"]')).toHaveAttribute("data-ok", "false");
   await expect(dialog.getByRole("alert")).toContainText("failed at writing a probe state: the bucket does not exist; create it, or correct the bucket name. Nothing was saved.");
+  await steps.scrollIntoViewIfNeeded();
   await screenshot(page, "state-backends-access-failed");
 
   // The bucket s3rver has: every step passes and the backend is created.
@@ -107,6 +108,8 @@ test("an admin creates an S3 backend after a failing access test saved nothing, 
   await expect(page.getByRole("dialog").getByRole("alert")).toContainText("it is the organization's default for builtin");
   await expect(page.getByRole("dialog").getByRole("alert")).toContainText("planton infra state-backend set-default <backend> --provisioner builtin");
   await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+  // The toasts gone, so the picture shows the page itself.
+  await expect(page.locator("[data-sonner-toast]")).toHaveCount(0);
   await screenshot(page, "state-backends");
 
   // A viewer: the same page, read-only.

@@ -165,7 +165,7 @@ function DefaultsCard() {
                   <SelectField key={p} label={p} value={data.defaults[p] ?? ""} disabled={setDefault.isPending} onChange={(e) => setDefault.mutate({ org: org.slug, provisioner: p, backend: e.target.value })}>
                     {serving.map((b) => (
                       <option key={b.id} value={b.name}>
-                        {b.name} ({titleOf(b.kind)})
+                        {b.kind === "planton_managed" ? b.name : `${b.name} (${titleOf(b.kind)})`}
                       </option>
                     ))}
                   </SelectField>
