@@ -83,7 +83,7 @@ test("an admin creates an S3 backend after a failing access test saved nothing, 
   await expect(steps.locator('[data-step="open"]')).toHaveAttribute("data-ok", "true");
   await expect(steps.locator('[data-step="write"]')).toHaveAttribute("data-ok", "false");
   await expect(dialog.getByRole("alert")).toContainText("failed at writing a probe state: the bucket does not exist; create it, or correct the bucket name. Nothing was saved.");
-  await steps.scrollIntoViewIfNeeded();
+  await dialog.getByRole("alert").scrollIntoViewIfNeeded();
   await screenshot(page, "state-backends-access-failed");
 
   // The bucket s3rver has: every step passes and the backend is created.
