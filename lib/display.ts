@@ -33,3 +33,8 @@ export function durationBetween(from: Date | string | null | undefined, to: Date
   const ms = new Date(to).getTime() - new Date(from).getTime();
   return ms >= 0 ? formatDuration(ms) : "";
 }
+
+/** A size as the CLI and the console show it: 512 B, 3.2 KiB, 1.5 MiB. */
+export function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -18,6 +18,18 @@ import type {
   rerunBody,
   whoAmISchema,
 } from "../api/schemas";
+import type {
+  accessCheckSchema,
+  forceUnlockSchema,
+  plantonManagedUsageSchema,
+  stateBackendBody,
+  stateBackendDeletedSchema,
+  stateBackendListSchema,
+  stateBackendPatch,
+  stateBackendSavedSchema,
+  stateBackendSchema,
+  testAccessBody,
+} from "../api/state-schemas";
 import type { Answer } from "../api/wire";
 
 export type { JobActions } from "../job-actions";
@@ -43,3 +55,14 @@ export type JobIacInput = Answer<typeof iacInputSchema>;
 export type CreateJobRequest = z.input<typeof createJobBody>;
 export type ResumeRequest = z.input<typeof resumeBody>;
 export type RerunRequest = z.input<typeof rerunBody>;
+
+export type StateBackend = Answer<typeof stateBackendSchema>;
+export type StateBackendList = Answer<typeof stateBackendListSchema>;
+export type StateBackendSaved = Answer<typeof stateBackendSavedSchema>;
+export type StateBackendDeleted = Answer<typeof stateBackendDeletedSchema>;
+export type StateBackendAccessCheck = Answer<typeof accessCheckSchema>;
+export type PlantonManagedUsage = Answer<typeof plantonManagedUsageSchema>;
+export type ForceUnlockResult = Answer<typeof forceUnlockSchema>;
+export type CreateStateBackendRequest = z.input<typeof stateBackendBody>;
+export type UpdateStateBackendRequest = Omit<z.input<typeof stateBackendPatch>, "name">;
+export type TestAccessRequest = z.input<typeof testAccessBody>;

@@ -4,6 +4,7 @@
 // document's schema for its route. A new client method without a case here fails the last test.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
@@ -174,6 +175,46 @@ describe("the typed client against the real server", () => {
     const bare = await fetch(`${stack.server.url}/api/v1/jobs/${jobId}/rerun`, { method: "POST", headers: { authorization: `Bearer ${await stack.tokenFor("engineer")}` } });
     expect(bare.status).toBe(201);
     await stack.finished((await bare.json()).id);
+  });
+
+  it("manages state backends as an admin: create, get, update, test access, defaults, Planton-managed usage, force-unlock, delete", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "planton-contract-backends-"));
+    try {
+      const created = await admin.stateBackends.create({ name: "contract-files", kind: "local", config: { path: path.join(root, "a") } });
+      expect(created.access.ok).toBe(true);
+      conforms("post", "/state-backends", 201, created);
+      conforms("get", "/state-backends/{name}", 200, await admin.stateBackends.get("contract-files"));
+      const updated = await admin.stateBackends.update("contract-files", { config: { path: path.join(root, "b") } });
+      expect(updated.backend.config.path).toBe(path.join(root, "b"));
+      conforms("patch", "/state-backends/{name}", 200, updated);
+      const check = await admin.stateBackends.testAccess({ name: "contract-files" });
+      expect(check.steps.map((s) => s.step)).toEqual(["open", "write", "read", "compare", "delete"]);
+      conforms("post", "/state-backends/test-access", 200, check);
+      const withDefault = await admin.stateBackends.setDefault("tofu", "contract-files");
+      expect(withDefault.defaults.tofu).toBe("contract-files");
+      conforms("put", "/state-backends/defaults/{provisioner}", 200, withDefault);
+      const unset = await admin.stateBackends.unsetDefault("tofu");
+      expect(unset.defaults.tofu).toBe("planton-managed");
+      conforms("delete", "/state-backends/defaults/{provisioner}", 200, unset);
+      const list = await client.stateBackends.list();
+      expect(list.backends.map((b) => b.name)).toEqual(["contract-files", "planton-managed"]);
+      conforms("get", "/state-backends", 200, list);
+      // The site's update job wrote its state on Planton-managed storage.
+      const usage = await client.stateBackends.plantonManaged();
+      expect(usage.states.map((s) => s.component)).toContain("site");
+      conforms("get", "/state-backends/planton-managed", 200, usage);
+      const unlocked = await admin.components.forceUnlockState(stack.ids.site);
+      expect(unlocked).toEqual({ componentId: stack.ids.site, released: null });
+      conforms("post", "/components/{componentId}/state/force-unlock", 200, unlocked);
+      const refused = await client.stateBackends.delete("contract-files").then(() => null, (e: PlantonApiError) => [e.status, e.message]);
+      expect(refused).toEqual([403, expect.stringContaining("this needs the admin role")]);
+      const deleted = await admin.stateBackends.delete("contract-files");
+      expect(deleted).toEqual({ name: "contract-files", deleted: true });
+      conforms("delete", "/state-backends/{name}", 200, deleted);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("called every method of the client", () => {
