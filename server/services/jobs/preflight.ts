@@ -5,8 +5,8 @@ import path from "node:path";
 import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends, stateObjects } from "@/db/schema";
-import { CONNECTION_PROVIDERS } from "@/lib/catalog";
+import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackends, stateObjects } from "@/db/schema";
+import { CONNECTION_PROVIDERS, type Provisioner } from "@/lib/catalog";
 import { bundleSha256 } from "@/lib/module-bundle";
 import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
@@ -14,6 +14,7 @@ import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
 import { listEnvironments } from "../settings/environments";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
+import { backendRule, backendsAndDefaults } from "../state-backends/served";
 import { secretUses, variableUses } from "../settings/secret-access";
 import type { Essential, PreflightCheck, PreflightReport } from "@/lib/preflight";
 
@@ -125,45 +126,35 @@ async function connectionProblems(db: Queryable, conn: ConnectionRow, provider: 
 }
 
 async function resolveBackend(db: Queryable, orgId: string, provisioner: string | null, componentBackendId: string | null, componentId: string | null) {
-  const visited: string[] = [];
-  let backend: BackendRow | null = null;
-  let where = "";
-  if (componentBackendId) {
-    const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.id, componentBackendId), eq(stateBackends.orgId, orgId)));
-    visited.push(`component's state backend: ${row ? row.name : `${componentBackendId} (not found)`}`);
-    if (row) (backend = row), (where = "the component's");
-  } else visited.push("component's state backend: none set");
-  // A default changed later is for new components: a component whose state is on Planton-managed storage keeps it there.
-  if (!backend && !componentBackendId && componentId) {
-    const [kept] = await db
-      .select({ b: stateBackends })
-      .from(stateObjects)
-      .innerJoin(stateBackends, eq(stateBackends.id, stateObjects.backendId))
-      .where(and(eq(stateObjects.componentId, componentId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)));
-    if (kept) {
-      visited.push(`component's existing state: ${kept.b.name}`);
-      (backend = kept.b), (where = "where the component's state is");
-    }
-  }
-  if (!backend && provisioner) {
-    const [row] = await db
-      .select({ b: stateBackends })
-      .from(stateBackendDefaults)
-      .innerJoin(stateBackends, eq(stateBackends.id, stateBackendDefaults.backendId))
-      .where(and(eq(stateBackendDefaults.orgId, orgId), eq(stateBackendDefaults.provisioner, provisioner as "builtin")));
-    visited.push(`organization default for ${provisioner}: ${row ? row.b.name : "none"}`);
-    if (row) (backend = row.b), (where = `the organization's default for ${provisioner}`);
-  }
-  if (!backend) {
-    const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.kind, "planton_managed")));
-    visited.push(`Planton-managed: ${row ? row.name : "missing"}`);
-    if (row) (backend = row), (where = "Planton-managed");
-  }
+  const org = await backendsAndDefaults(db, orgId);
+  const [kept] = componentId
+    ? await db
+        .select({ id: stateObjects.id })
+        .from(stateObjects)
+        .where(and(eq(stateObjects.componentId, componentId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)))
+    : [];
+  const { backend, rule } = backendRule(org, { stateBackendId: componentBackendId, stateOnPlanton: !!kept, provisioner });
+  const name = (id: string | undefined) => org.backends.find((b) => b.id === id)?.name;
+  const visited = [componentBackendId ? `component's state backend: ${name(componentBackendId) ?? `${componentBackendId} (not found)`}` : "component's state backend: none set"];
+  if (!componentBackendId && componentId) visited.push(`component's existing state: ${kept ? "on Planton-managed storage" : "none"}`);
+  if (!componentBackendId && !kept && provisioner) visited.push(`organization default for ${provisioner}: ${name(org.defaults.get(provisioner as Provisioner)) ?? "none"}`);
+  if (rule === "planton_managed") visited.push(`Planton-managed: ${backend!.name}`);
+  const where: Record<typeof rule, string> = {
+    component: "the component's",
+    existing_state: "where the component's state is",
+    default: `the organization's default for ${provisioner}`,
+    planton_managed: "Planton-managed",
+    none: "",
+  };
   const errors = backend
     ? []
-    : ["No state backend could be resolved: the component names none, the organization has no default, and its Planton-managed backend is missing. Set a default in Settings → State Backends, then run the job again."];
-  const check: PreflightCheck = { essential: "backend", passed: !!backend, resolvedTo: backend ? `${backend.name} (${backend.kind}, ${where})` : null, errors, visited };
-  return { check, backend, fromDefault: where.startsWith("the organization's default") };
+    : [
+        componentBackendId
+          ? "The component's state backend was deleted, so its state cannot be found. Set the backend that holds it on the component (Infra Components → the component → Edit), then run the job again."
+          : "No state backend could be resolved: the component names none, the organization has no default, and its Planton-managed backend is missing. Set a default in Settings → State Backends, then run the job again.",
+      ];
+  const check: PreflightCheck = { essential: "backend", passed: !!backend, resolvedTo: backend ? `${backend.name} (${backend.kind}, ${where[rule]})` : null, errors, visited };
+  return { check, backend, fromDefault: rule === "default" };
 }
 
 function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {

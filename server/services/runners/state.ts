@@ -8,13 +8,12 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { environments, infraComponents, runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { defaultStateKey } from "@/lib/state-backend-kinds";
 import { formatLockError, type LockInfo } from "@/lib/state-lock";
 import { StateLockedError, StateWriteRefused, writeRefusal } from "@/state-backends/rules";
 import type { StateBackend } from "@/state-backends/rules";
 import { conflict, PlantonError } from "../../errors";
 import { describeStoreError, withBackend, type BackendRow } from "../state-backends/open-store";
-import { plantonManagedKey } from "../state-backends/planton-managed-store";
+import { stateKeyOf } from "../state-backends/served";
 import { appendStateVersion, stateChecksum } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
 
@@ -24,13 +23,12 @@ export type LockResult = { ok: true; lock: LockInfo } | { ok: false; lock: LockI
 async function jobBackend(tx: Queryable, access: JobAccess): Promise<{ backend: BackendRow | null; key: string; job: { orgId: string; componentId: string } }> {
   const job = await lockLiveJob(tx, access);
   const [backend] = job.backendId ? await tx.select().from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
-  if (backend?.kind === "planton_managed") return { backend, key: plantonManagedKey(job.orgId, job.componentId), job };
   const [c] = await tx
-    .select({ name: infraComponents.name, stateKey: infraComponents.stateKey, environment: environments.name })
+    .select({ id: infraComponents.id, name: infraComponents.name, stateKey: infraComponents.stateKey, environment: environments.name })
     .from(infraComponents)
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .where(eq(infraComponents.id, job.componentId));
-  return { backend: backend ?? null, key: c?.stateKey ?? defaultStateKey(c?.environment ?? "default", c?.name ?? job.componentId), job };
+  return { backend: backend ?? null, key: stateKeyOf(job.orgId, c, backend ?? null), job };
 }
 
 /**

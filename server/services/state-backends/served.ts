@@ -20,6 +20,8 @@ export interface ServedComponent {
   backendId: string;
   /** The state's key in that backend. */
   key: string;
+  /** Which step of the rule chose the backend. */
+  rule: BackendRuleStep;
 }
 
 /** The provisioner of each component's module: its custom module, else the newest in the org's registry, else the platform's. */
@@ -77,17 +79,39 @@ export async function servedComponents(db: Queryable, orgId: string, only?: { co
     ).map((r) => r.componentId),
   );
   const provisioners = await provisionersOf(db, orgId, comps);
-  const known = new Set(backends.map((b) => b.id));
   return comps.map((c) => {
     const provisioner = provisioners.get(c.id) ?? null;
-    const backendId =
-      (c.stateBackendId && known.has(c.stateBackendId) ? c.stateBackendId : null) ??
-      (onPlanton.has(c.id) ? planton?.id : null) ??
-      (provisioner ? defaults.get(provisioner) : null) ??
-      planton?.id ??
-      "";
-    const backend = backends.find((b) => b.id === backendId);
-    const key = c.stateKey ?? (backend?.kind === PLANTON_MANAGED_KIND ? plantonManagedKey(orgId, c.id) : defaultStateKey(c.environment, c.name));
-    return { componentId: c.id, component: c.name, environment: c.environment, provisioner, backendId, key };
+    const { backend, rule } = backendRule({ backends, defaults }, { stateBackendId: c.stateBackendId, stateOnPlanton: onPlanton.has(c.id), provisioner });
+    const key = stateKeyOf(orgId, { id: c.id, name: c.name, environment: c.environment, stateKey: c.stateKey }, backend);
+    return { componentId: c.id, component: c.name, environment: c.environment, provisioner, backendId: backend?.id ?? "", key, rule };
   });
+}
+
+/** Which step of the rule chose a component's backend. */
+export type BackendRuleStep = "component" | "existing_state" | "default" | "planton_managed" | "none";
+
+/**
+ * The one rule for where a component's state is kept: the component's own backend; else its state
+ * still on Planton-managed storage (a default changed later is for new components); else the
+ * organization's default for its module's provisioner; else Planton-managed.
+ */
+export function backendRule(
+  org: { backends: BackendRow[]; defaults: Map<Provisioner, string> },
+  c: { stateBackendId: string | null; stateOnPlanton: boolean; provisioner: string | null },
+): { backend: BackendRow | null; rule: BackendRuleStep } {
+  const byId = (id: string | null | undefined) => (id ? (org.backends.find((b) => b.id === id) ?? null) : null);
+  const planton = org.backends.find((b) => b.kind === PLANTON_MANAGED_KIND) ?? null;
+  const own = byId(c.stateBackendId);
+  if (own) return { backend: own, rule: "component" };
+  if (c.stateBackendId) return { backend: null, rule: "none" };
+  if (c.stateOnPlanton && planton) return { backend: planton, rule: "existing_state" };
+  const fallback = c.provisioner ? byId(org.defaults.get(c.provisioner as Provisioner)) : null;
+  if (fallback) return { backend: fallback, rule: "default" };
+  return planton ? { backend: planton, rule: "planton_managed" } : { backend: null, rule: "none" };
+}
+
+/** The key a component's state has in its backend: Planton-managed's per-component key; else the one a move chose, else `<environment>/<component>/terraform.tfstate`. */
+export function stateKeyOf(orgId: string, c: { id: string; name: string; environment: string; stateKey: string | null }, backend: Pick<BackendRow, "kind"> | null): string {
+  if (backend?.kind === PLANTON_MANAGED_KIND) return plantonManagedKey(orgId, c.id);
+  return c.stateKey ?? defaultStateKey(c.environment, c.name);
 }
