@@ -15,7 +15,7 @@ export function SettingsNav() {
   const pathname = usePathname();
   const items = navSections(org.slug).find((s) => s.title === "Settings")?.items ?? [];
   return (
-    <nav aria-label="Settings" className="-mt-2 mb-6 flex gap-1 overflow-x-auto border-b border-slate-200">
+    <nav aria-label="Settings" className="-mt-2 mb-6 flex flex-wrap gap-x-1 border-b border-slate-200">
       {items.map((item) => {
         const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
         return (
