@@ -3,7 +3,7 @@
 // copied → switched → done, each step committed before the next and safe to run again, so a move
 // killed anywhere and resumed finishes with every state moved exactly once. Items run concurrently in
 // chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
@@ -27,6 +27,12 @@ export const STATE_MOVES_CHANNEL = "state_moves";
 export const MOVE_LOCK_OPERATION = "OperationTypeStateMove";
 
 type Step = (typeof MOVE_STEPS)[number];
+
+/** The lock ID a move item's locks carry: a GUID derived from the item id (Azure lease IDs must be GUIDs), the same on every run. */
+export function moveLockId(itemId: string): string {
+  const h = createHash("sha256").update(itemId).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 type ItemRow = typeof stateMoveItems.$inferSelect;
 type MoveRow = typeof stateMoves.$inferSelect;
 type Scope = "move_off_planton" | "migrate_backend";
@@ -516,7 +522,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     await stepDone("held");
   }
 
-  // locked: the source state, lock ID = item id (a lock already ours is ours).
+  // locked: the source state, under the lock ID derived from the item id (a lock already ours is ours).
   const toLock = live().filter((i) => i.step === "held");
   if (toLock.length) {
     const locked: RunItem[] = [];
@@ -529,7 +535,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     await stepDone("locked");
   }
 
-  // copied: written to the destination under its lock (ID = item id); the same checksum there counts as copied.
+  // copied: written to the destination under the same lock ID; the same checksum there counts as copied.
   const toCopy = live().filter((i) => i.step === "locked");
   if (toCopy.length) {
     const copied: RunItem[] = [];
@@ -593,8 +599,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
 async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null> {
   try {
     const store = await storeOf(ctx, item.fromBackendId);
-    await store.lock(item.fromKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
-      if (e instanceof StateLockedError && e.holder.ID === item.id) return e.holder;
+    await store.lock(item.fromKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
+      if (e instanceof StateLockedError && e.holder.ID === moveLockId(item.id)) return e.holder;
       throw e;
     });
     return null;
@@ -619,14 +625,14 @@ async function copyItem(ctx: RunContext, item: RunItem): Promise<{ checksum: str
     const state = await source.read(item.fromKey);
     if (!state) return `Nothing was moved for component ${item.component}: its state under ${item.fromKey} is gone. Run a job of the component to write one, then retry.`;
     try {
-      await dest.lock(item.toKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
+      await dest.lock(item.toKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
     } catch (e) {
       if (!(e instanceof StateLockedError)) throw e;
-      if (e.holder.ID !== item.id) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
+      if (e.holder.ID !== moveLockId(item.id)) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
     }
     const there = await dest.read(item.toKey);
     if (there && there.checksum !== state.checksum) {
-      await dest.unlock(item.toKey, item.id).catch(() => {});
+      await dest.unlock(item.toKey, moveLockId(item.id)).catch(() => {});
       return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
     }
     // The destination is empty (or already holds exactly these bytes) and the lock is ours: nothing the write rules could refuse.
@@ -645,7 +651,7 @@ async function releaseLocks(ctx: RunContext, item: RunItem) {
   ] as const) {
     try {
       const store = await storeOf(ctx, backendId);
-      if ((await store.lockHolder(key))?.ID === item.id) await store.unlock(key, item.id);
+      if ((await store.lockHolder(key))?.ID === moveLockId(item.id)) await store.unlock(key, moveLockId(item.id));
     } catch {
       // best effort: a lock left behind is ours by ID, and a retry releases it
     }
@@ -740,7 +746,7 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
   const busy = await db.select({ id: infraJobs.id }).from(infraJobs).where(and(eq(infraJobs.componentId, comp.id), sql`(${infraJobs.status} = 'running' or (${infraJobs.status} = 'awaiting_approval' and ${infraJobs.startedAt} is not null))`));
   if (busy.length) throw conflict(`${nothing}: job ${busy[0].id} is running on it. Roll back when the job ends.`);
 
-  const lockId = `rollback-${item.id}`;
+  const lockId = moveLockId(`rollback-${item.id}`);
   const pm = new PlantonManagedStore(db, actor.orgId, actor.label);
   const dest = await openStore(db, to);
   let copiedBack: { serial: number; checksum: string } | null = null;
