@@ -19,6 +19,7 @@ import type {
   whoAmISchema,
 } from "../api/schemas";
 import type { Answer } from "../api/wire";
+import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
 
 export type { JobActions } from "../job-actions";
 export type { NotExecuted } from "../delete-protection";
@@ -43,3 +44,9 @@ export type JobIacInput = Answer<typeof iacInputSchema>;
 export type CreateJobRequest = z.input<typeof createJobBody>;
 export type ResumeRequest = z.input<typeof resumeBody>;
 export type RerunRequest = z.input<typeof rerunBody>;
+
+export type StateMove = Answer<typeof stateMoveSchema>;
+export type StateMoveItem = Answer<typeof moveItemSchema>;
+export type StateMoveDryRun = Answer<typeof dryRunSchema>;
+export type CurrentStateMove = Answer<typeof currentMoveSchema>;
+export type MigrateBackendResult = Answer<typeof migrateBackendResultSchema>;
