@@ -6,6 +6,7 @@ import { PlantonApiError } from "../lib/client";
 import { authCommand } from "./commands/auth";
 import { infraJobCommand } from "./commands/infra-job";
 import { runnerCommand } from "./commands/runner";
+import { addStateMoveCommands } from "./commands/state-move";
 import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   const infra = program.command("infra").description("Infra Components and their jobs");
   infra.addCommand(infraJobCommand());
   program.addCommand(runnerCommand());
+  addStateMoveCommands(program);
   return program;
 }
 
