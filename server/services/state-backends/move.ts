@@ -15,6 +15,7 @@ import { StateLockedError, storedStateOf } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
+import { holdWhileArmed } from "@/engine/providers/test-gate";
 import { recordAudit } from "../../audit";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { modulesForKind } from "../catalog";
@@ -515,6 +516,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // A stopped run (the test hook) stops every chunk at its next step, as a process that died would.
   const stepDone = async (step: Step) => {
     if (ctx.stopped) throw new MoveStopped();
+    // Test-only: with the harness's gates folder set, a test holds the move after a step at gate state-move.<step>.
+    if (process.env.PLANTON_TEST_GATES_DIR) await holdWhileArmed(process.env.PLANTON_TEST_GATES_DIR, `state-move.${step}`);
     try {
       await ctx.hooks.afterStep?.(step, live().map((i) => i.id));
     } catch (e) {
