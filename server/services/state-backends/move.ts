@@ -11,7 +11,7 @@ import { environments, iacModules, infraComponents, infraJobs, stateBackendDefau
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
-import { StateLockedError, storedStateOf } from "@/state-backends/rules";
+import { StateLockedError, storedStateOf, writeRefusal } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
@@ -645,12 +645,13 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
       if (e.holder.ID !== moveLockId(item.id)) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
     }
     const there = await dest.read(item.toKey);
-    if (there && there.checksum !== state.checksum) {
+    // An older version of this same state there (a rolled-back move left it) is replaced, as the write rules allow; any other state is not.
+    if (there && writeRefusal(item.toKey, there, state)) {
       await dest.unlock(item.toKey, moveLockId(item.id)).catch(() => {});
       return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
     }
-    // The destination is empty (or already holds exactly these bytes) and the lock is ours: nothing the write rules could refuse.
-    if (!there) await dest.write(item.toKey, state);
+    // The lock is ours and the rules allow the write; the same bytes already there count as copied.
+    if (there?.checksum !== state.checksum) await dest.write(item.toKey, state);
     return { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
   } catch (e) {
     return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${(e as Error).message}). Check the backend's access in Settings → State Backends, then retry.`;
