@@ -317,15 +317,17 @@ describe("the move's guarantees", () => {
     await resumeMove(t.db, id);
   });
 
-  it("refuses bad input with the fix and changes nothing: unknown backend, no access, the same backend, a provisioner without a destination", async () => {
+  it("refuses bad input with the fix and changes nothing: unknown backend, a kind for another provisioner, no access, the same backend, a provisioner without a destination", async () => {
     const setup = await orgWithStates(2);
     const good = await destination(setup, "local");
     // A folder that cannot be created: its parent is a file.
     const file = path.join(tmp, `not-a-folder-${++seq}`);
     fs.writeFileSync(file, "x");
     const [noAccess] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: setup.org.orgId, name: `no-access-${seq}`, kind: "local", config: { path: path.join(file, "states") } }).returning();
+    const [pulumiOnly] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: setup.org.orgId, name: `pulumi-only-${seq}`, kind: "pulumi_cloud", config: { organization: "acme" } }).returning();
     const actor = setup.org.actor();
     const cases: [unknown, RegExp][] = [
+      [{ builtin: pulumiOnly.name }, new RegExp(`^Nothing was moved: backend ${pulumiOnly.name} \\(Pulumi Cloud\\) keeps pulumi state, not builtin\\. Choose a backend that keeps builtin state \\(Local directory, `)],
       [{ builtin: "nowhere" }, /^Nothing was moved: the state backend nowhere was not found\. Create it first/],
       [{ builtin: noAccess.name }, new RegExp(`^Nothing was moved: backend ${noAccess.name} cannot be used, the access test failed at write: .*Fix its connection or configuration in Settings → State Backends`)],
       [{ builtin: "planton-managed" }, /^Nothing was moved: planton-managed is the Planton-managed backend, where these states already are\. Choose a backend of your own/],
