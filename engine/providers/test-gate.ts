@@ -18,7 +18,7 @@ const SCHEMA: ProviderSchema = {
 };
 
 /** Marker files: a test writes `<name>.hold` to arm the gate; the gate writes `<name>.waiting` while it holds an apply. */
-export const gateFiles = (dir: string, name: string) => ({ hold: path.join(dir, `${name}.hold`), waiting: path.join(dir, `${name}.waiting`) });
+export const gateFiles = (dir: string, name: string) => ({ hold: path.join(/*turbopackIgnore: true*/ dir, `${name}.hold`), waiting: path.join(/*turbopackIgnore: true*/ dir, `${name}.waiting`) });
 
 /** Resolves once `file` is gone, watching its folder (no polling clock). */
 function whenGone(file: string): Promise<void> {
