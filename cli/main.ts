@@ -7,6 +7,7 @@ import { authCommand } from "./commands/auth";
 import { infraJobCommand } from "./commands/infra-job";
 import { runnerCommand } from "./commands/runner";
 import { stateBackendCommand } from "./commands/state-backend";
+import { addStateMoveCommands } from "./commands/state-move";
 import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   infra.addCommand(infraJobCommand());
   infra.addCommand(stateBackendCommand());
   program.addCommand(runnerCommand());
+  addStateMoveCommands(program);
   return program;
 }
 

@@ -18,7 +18,7 @@ const SCHEMA: ProviderSchema = {
 };
 
 /** Marker files: a test writes `<name>.hold` to arm the gate; the gate writes `<name>.waiting` while it holds an apply. */
-export const gateFiles = (dir: string, name: string) => ({ hold: path.join(dir, `${name}.hold`), waiting: path.join(dir, `${name}.waiting`) });
+export const gateFiles = (dir: string, name: string) => ({ hold: path.join(/*turbopackIgnore: true*/ dir, `${name}.hold`), waiting: path.join(/*turbopackIgnore: true*/ dir, `${name}.waiting`) });
 
 /** Resolves once `file` is gone, watching its folder (no polling clock). */
 function whenGone(file: string): Promise<void> {
@@ -36,7 +36,7 @@ function whenGone(file: string): Promise<void> {
 }
 
 /** Holds while the test has gate `name` armed, with its waiting marker written meanwhile. */
-async function holdWhileArmed(dir: string, name: string): Promise<void> {
+export async function holdWhileArmed(dir: string, name: string): Promise<void> {
   const files = gateFiles(dir, name);
   if (!existsSync(files.hold)) return;
   writeFileSync(files.waiting, new Date().toISOString());

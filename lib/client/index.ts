@@ -3,7 +3,26 @@
 //   const review = await planton.jobs.getPlan(jobId);
 // Refusals throw PlantonApiError with the server's message as is.
 import { digestClaimed, sha256Of } from "../artifacts";
-import type { ArtifactRef, CreatedJob, CreateJobRequest, EventsPage, InfraJob, InfraJobPage, JobIacInput, PlanReview, PreflightResult, ProgressEvent, RerunRequest, ResumeRequest, ResumeResult, WhoAmI } from "./types";
+import type {
+  ArtifactRef,
+  CreatedJob,
+  CreateJobRequest,
+  CurrentStateMove,
+  EventsPage,
+  InfraJob,
+  InfraJobPage,
+  JobIacInput,
+  MigrateBackendResult,
+  PlanReview,
+  PreflightResult,
+  ProgressEvent,
+  RerunRequest,
+  ResumeRequest,
+  ResumeResult,
+  StateMove,
+  StateMoveDryRun,
+  WhoAmI,
+} from "./types";
 import type {
   CreateStateBackendRequest,
   ForceUnlockResult,
@@ -159,6 +178,18 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       setDefault: (provisioner: string, backend: string) => put<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`, { backend }),
       unsetDefault: (provisioner: string) => del<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`),
       plantonManaged: () => get<PlantonManagedUsage>("/state-backends/planton-managed"),
+    },
+    stateMoves: {
+      /** What moving every state off Planton-managed storage would do; `to` is the backend name per provisioner ("*": the one in use). */
+      dryRun: (to: Record<string, string>) => post<StateMoveDryRun>("/state-moves/dry-run", { to }),
+      start: (to: Record<string, string>) => post<StateMove>("/state-moves", { to }),
+      /** The running move, else the latest, and how many states are left on Planton-managed storage. */
+      current: () => get<CurrentStateMove>("/state-moves/current"),
+      get: (moveId: string) => get<StateMove>(`/state-moves/${q(moveId)}`),
+      retry: (moveId: string) => post<StateMove>(`/state-moves/${q(moveId)}/retry`),
+      rollback: (moveId: string, itemId: string) => post<StateMove>(`/state-moves/${q(moveId)}/items/${q(itemId)}/rollback`),
+      /** One component's state to another backend (or only the dry run). */
+      migrateBackend: (componentId: string, input: { to: string; dryRun?: boolean }) => post<MigrateBackendResult>(`/components/${q(componentId)}/state/migrate-backend`, input),
     },
     jobs: {
       /** A component's jobs, newest first (as components.listJobs). */

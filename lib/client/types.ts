@@ -31,6 +31,7 @@ import type {
   testAccessBody,
 } from "../api/state-schemas";
 import type { Answer } from "../api/wire";
+import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
 
 export type { JobActions } from "../job-actions";
 export type { NotExecuted } from "../delete-protection";
@@ -66,3 +67,8 @@ export type ForceUnlockResult = Answer<typeof forceUnlockSchema>;
 export type CreateStateBackendRequest = z.input<typeof stateBackendBody>;
 export type UpdateStateBackendRequest = Omit<z.input<typeof stateBackendPatch>, "name">;
 export type TestAccessRequest = z.input<typeof testAccessBody>;
+export type StateMove = Answer<typeof stateMoveSchema>;
+export type StateMoveItem = Answer<typeof moveItemSchema>;
+export type StateMoveDryRun = Answer<typeof dryRunSchema>;
+export type CurrentStateMove = Answer<typeof currentMoveSchema>;
+export type MigrateBackendResult = Answer<typeof migrateBackendResultSchema>;

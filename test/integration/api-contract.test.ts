@@ -2,7 +2,7 @@
 // OpenAPI document it serves is valid and lists every public procedure and every route under
 // /api/v1; every method of the typed client (lib/client) is called, and each answer matches the
 // document's schema for its route. A new client method without a case here fails the last test.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +10,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { createPlantonClient, PlantonApiError, type PlantonClient } from "../../lib/client";
+import { stateBackends } from "../../db/schema";
+import { newId } from "../../lib/ids";
 import { publicProcedures } from "../../server/public-api/openapi";
 import { startJobStack, type JobStack } from "./harness";
 
@@ -215,6 +217,50 @@ describe("the typed client against the real server", () => {
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
+  });
+
+  it("moves the states off Planton-managed storage: dry run, start, current, get, retry, rollback, migrate-backend", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const dir = (name: string) => path.join(stack.infraRoot, "backends", name);
+    await stack.t.db.insert(stateBackends).values([
+      { id: newId("stateBackend"), orgId: stack.org.orgId, name: "contract-local", kind: "local", config: { path: dir("a") } },
+      { id: newId("stateBackend"), orgId: stack.org.orgId, name: "contract-other", kind: "local", config: { path: dir("b") } },
+    ]);
+    const dry = await admin.stateMoves.dryRun({ "*": "contract-local" });
+    expect(dry.items.map((i) => i.component).sort()).toEqual(["gated", "site"]);
+    conforms("post", "/state-moves/dry-run", 200, dry);
+    // A different state already at gated's destination key: its item fails, and a retry after it is gone moves it.
+    const conflicting = path.join(dir("a"), "dev", "gated", "terraform.tfstate");
+    fs.mkdirSync(path.dirname(conflicting), { recursive: true });
+    fs.writeFileSync(conflicting, JSON.stringify({ version: 4, serial: 1, lineage: "someone-else", resources: [] }));
+    const started = await admin.stateMoves.start({ builtin: "contract-local" });
+    conforms("post", "/state-moves", 201, started);
+    const ended = async (id: string) => vi.waitFor(async () => {
+      const now = await admin.stateMoves.current();
+      if (now.move?.id !== id || now.move.status === "running") throw new Error("the move still runs");
+      return now;
+    }, { timeout: 60_000, interval: 100 });
+    const failed = await ended(started.id);
+    conforms("get", "/state-moves/current", 200, failed);
+    expect(failed.move!.status).toBe("failed");
+    expect(failed.move!.items.find((i) => i.component === "gated")!.error).toMatch(/already holds a different state/);
+    fs.rmSync(conflicting);
+    const retried = await admin.stateMoves.retry(started.id);
+    conforms("post", "/state-moves/{id}/retry", 200, retried);
+    expect((await ended(started.id)).move!.status).toBe("succeeded");
+    const got = await admin.stateMoves.get(started.id);
+    conforms("get", "/state-moves/{id}", 200, got);
+    expect(got.progress).toMatchObject({ total: 2, done: 2, failed: 0 });
+    const site = got.items.find((i) => i.component === "site")!;
+    const rolled = await admin.stateMoves.rollback(started.id, site.id!);
+    conforms("post", "/state-moves/{id}/items/{itemId}/rollback", 200, rolled);
+    const gatedDry = await admin.stateMoves.migrateBackend(stack.ids.gated, { to: "contract-other", dryRun: true });
+    expect(gatedDry.dryRun!.items[0]).toMatchObject({ from: "contract-local", to: "contract-other" });
+    conforms("post", "/components/{componentId}/state/migrate-backend", 200, gatedDry);
+    const viewer = createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("viewer") });
+    const refused = await viewer.stateMoves.start({ "*": "contract-other" }).catch((e: PlantonApiError) => e);
+    expect(refused).toMatchObject({ status: 403 });
+    conforms("get", "/state-moves/current", 200, await viewer.stateMoves.current());
   });
 
   it("called every method of the client", () => {

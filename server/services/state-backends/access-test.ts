@@ -14,8 +14,8 @@ import { openStore, type BackendToOpen } from "./open-store";
 export type AccessCheck = z.infer<typeof accessCheckSchema>;
 type Step = AccessCheck["steps"][number]["step"];
 
-/** Where probes are written: never a component's key (those are <environment>/<component>/…). */
-export const ACCESS_PROBE_PREFIX = ".planton-access-probe/";
+/** How probes are named: never a component's key (those are <environment>/<component>/…), and at the top, so no folder is left behind. */
+const ACCESS_PROBE_PREFIX = ".planton-access-probe-";
 
 /** A valid v4 state, so every kind's store accepts it as it would a component's. */
 function probeState(lineage: string) {

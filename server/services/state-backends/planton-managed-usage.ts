@@ -1,37 +1,54 @@
 // What is still on Planton-managed storage: every component whose state is kept there and was not
 // moved, with its environment, its module's provisioner, size and serial; totals and per environment.
-import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { environments, infraComponents, stateObjects } from "@/db/schema";
 import type { Actor } from "../../actor";
+import { storedStateOf } from "@/state-backends/rules";
 import { plantonStateBytes } from "./planton-managed-store";
-import { servedComponents } from "./served";
+import { provisionersOf } from "./served";
 
-export async function plantonManagedUsage(db: Queryable, actor: Actor) {
+/** Every state on Planton-managed storage not moved yet, with its component's provisioner. */
+export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: boolean) {
   const rows = await db
     .select({
       componentId: stateObjects.componentId,
-      component: infraComponents.name,
-      environment: environments.name,
-      kind: infraComponents.kind,
       key: stateObjects.key,
-      state: stateObjects.state,
       serial: stateObjects.serial,
-      checksum: stateObjects.checksum,
+      // A start needs no bytes: the copy measures them (and the dry run, which shows them, reads them).
+      state: exact ? stateObjects.state : sql<unknown>`null`,
+      approxSize: sql<number>`octet_length(${stateObjects.state}::text)`,
+      component: infraComponents.name,
+      kind: infraComponents.kind,
+      customModuleId: infraComponents.customModuleId,
+      environment: environments.name,
       updatedAt: stateObjects.updatedAt,
     })
     .from(stateObjects)
     .innerJoin(infraComponents, eq(infraComponents.id, stateObjects.componentId))
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
-    .where(and(eq(stateObjects.orgId, actor.orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)))
-    .orderBy(environments.name, infraComponents.name);
-  const provisioners = new Map((await servedComponents(db, actor.orgId)).map((s) => [s.componentId, s.provisioner]));
-  const states = rows.map(({ state, ...r }) => ({
-    ...r,
+    .where(and(eq(stateObjects.orgId, orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)))
+    .orderBy(asc(environments.name), asc(infraComponents.name));
+  const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
+  return rows.map((r) => {
+    const bytes = exact ? plantonStateBytes(r.state) : null;
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: bytes?.byteLength ?? Number(r.approxSize), checksum: bytes ? storedStateOf(bytes).checksum : null };
+  });
+}
+
+export async function plantonManagedUsage(db: Queryable, actor: Actor) {
+  const states = (await unmovedPlantonStates(db, actor.orgId, true)).map((s) => ({
+    componentId: s.componentId,
+    component: s.component,
+    environment: s.environment,
+    kind: s.kind,
+    key: s.key,
+    serial: s.serial,
+    checksum: s.checksum,
+    updatedAt: s.updatedAt,
     // A component whose module no longer resolves wrote its state with the builtin engine, the catalog's own.
-    provisioner: provisioners.get(r.componentId) ?? ("builtin" as const),
-    // The bytes a move copies (plantonStateBytes), so a dry run's sizes and these agree.
-    size: plantonStateBytes(state).byteLength,
+    provisioner: s.provisioner ?? ("builtin" as const),
+    size: s.size,
   }));
   const byEnv = new Map<string, { environment: string; count: number; size: number }>();
   for (const s of states) {

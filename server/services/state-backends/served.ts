@@ -24,23 +24,19 @@ export interface ServedComponent {
   rule: BackendRuleStep;
 }
 
-/** The provisioner of each component's module: its custom module, else the newest in the org's registry, else the platform's. */
-async function provisionersOf(db: Queryable, orgId: string, comps: { id: string; kind: string; customModuleId: string | null }[]) {
+/** Each component's provisioner, as preflight resolves its module: the custom module, else the organization's registry, else the platform's. */
+export async function provisionersOf(db: Queryable, orgId: string, comps: { id: string; kind: string; customModuleId: string | null }[]): Promise<Map<string, Provisioner | null>> {
   const out = new Map<string, Provisioner | null>();
-  const custom = [...new Set(comps.map((c) => c.customModuleId).filter((id): id is string => !!id))];
+  const custom = [...new Set(comps.map((c) => c.customModuleId).filter((m): m is string => !!m))];
   const customRows = custom.length ? await db.select({ id: iacModules.id, provisioner: iacModules.provisioner }).from(iacModules).where(inArray(iacModules.id, custom)) : [];
+  const byModule = new Map(customRows.map((r) => [r.id, r.provisioner as Provisioner]));
   const byKind = new Map<string, Provisioner | null>();
-  for (const c of comps) {
-    if (c.customModuleId) {
-      out.set(c.id, customRows.find((m) => m.id === c.customModuleId)?.provisioner ?? null);
-      continue;
-    }
-    if (!byKind.has(c.kind)) {
-      const rows = await modulesForKind(db, orgId, c.kind);
-      byKind.set(c.kind, (rows.find((r) => r.scopeKey === orgId) ?? rows[0])?.provisioner ?? null);
-    }
-    out.set(c.id, byKind.get(c.kind)!);
+  for (const kind of new Set(comps.filter((c) => !c.customModuleId).map((c) => c.kind))) {
+    const rows = await modulesForKind(db, orgId, kind);
+    const pick = rows.find((r) => r.scopeKey === orgId) ?? rows.find((r) => r.scopeKey === "platform");
+    byKind.set(kind, (pick?.provisioner as Provisioner) ?? null);
   }
+  for (const c of comps) out.set(c.id, c.customModuleId ? (byModule.get(c.customModuleId) ?? null) : (byKind.get(c.kind) ?? null));
   return out;
 }
 
@@ -54,7 +50,6 @@ export async function backendsAndDefaults(db: Queryable, orgId: string) {
 /** Every component of the organization (or the ones named) with the backend and key its state is kept under. */
 export async function servedComponents(db: Queryable, orgId: string, only?: { componentId: string }): Promise<ServedComponent[]> {
   const { backends, defaults } = await backendsAndDefaults(db, orgId);
-  const planton = backends.find((b) => b.kind === PLANTON_MANAGED_KIND);
   const comps = await db
     .select({
       id: infraComponents.id,
