@@ -33,3 +33,8 @@ export function durationBetween(from: Date | string | null | undefined, to: Date
   const ms = new Date(to).getTime() - new Date(from).getTime();
   return ms >= 0 ? formatDuration(ms) : "";
 }
+
+/** 512 B, 1.5 KiB, 3.2 MiB: a state's or a total's size, the same in the console and the CLI. */
+export function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
