@@ -2,10 +2,15 @@
 // access test, the dry run, the move live (held mid-way so a reload shows it still running), the
 // result, and "Nothing left on Planton-managed storage". Its own organization, so the states other
 // specs keep on Planton-managed storage stay where they are. The destination is S3 on s3rver.
+//
+// The hold: the test keeps one state's row locked in Postgres (another writer's open transaction), so
+// the move's lock of that state waits there. The move works in chunks, so the chunks without that state
+// finish while the held one waits: the bar stands part-way until the test commits.
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { eq } from "drizzle-orm";
-import { openDatabase } from "../db/client";
+import { eq, sql } from "drizzle-orm";
+import { openDatabase, type DatabaseHandle } from "../db/client";
 import { users } from "../db/schema";
 import type { Actor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
@@ -14,19 +19,25 @@ import { getJob } from "../server/services/jobs/queries";
 import { createOrganization } from "../server/services/organizations/create-organization";
 import { localInfraBase } from "../server/services/runners/hosted";
 import { createConnection, setConnectionAuthorizations } from "../server/services/settings/connections";
-import { createStateBackend } from "../server/services/state-backends/create-backend";
+import { createStateBackend } from "../server/services/state-backends/backends";
+import { plantonManagedKey, PlantonManagedStore } from "../server/services/state-backends/planton-managed-store";
+import { storedStateOf } from "../state-backends/rules";
 import { startS3rver, type S3Server } from "../test/object-stores";
 import { addMember } from "./db";
-import { e2eGates, e2eState, screenshot, signIn } from "./support";
+import { e2eState, screenshot, signIn } from "./support";
 
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
 const ORG = "move-off";
+// Sites whose states real update jobs write; "alpha-site" sorts first, so it is in the move's first chunk.
 const SITES = ["alpha-site", "beta-site", "gamma-site", "delta-site"];
+// More states, written through the Planton-managed store, so the move has several chunks.
+const BULK = 236;
+const TOTAL = SITES.length + BULK;
 const VIEWER = { email: "viewer@move-off.example", password: "viewer-password-1" };
 const SECOND_ADMIN = { email: "second-admin@move-off.example", password: "second-admin-password-1" };
-const gates = e2eGates();
 let s3: S3Server;
+let alphaId = "";
 
 const wizardUrl = () => `${e2eState().baseURL}/o/${ORG}/settings/state-backends/move`;
 
@@ -48,7 +59,14 @@ test.beforeAll(async () => {
     const jobs: string[] = [];
     for (const [i, name] of SITES.entries()) {
       const component = await createComponent(h.db, actor, { environment: i % 2 ? "staging" : "dev", kind: "StaticSite", name, spec: { site_name: name, title: name }, connection: "local-files" });
+      if (name === "alpha-site") alphaId = component.id;
       jobs.push((await createJob(h.db, actor, { componentId: component.id, operation: "update" })).id);
+    }
+    const store = new PlantonManagedStore(h.db, org.id, "e2e seed");
+    for (let i = 0; i < BULK; i++) {
+      const component = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: `bulk-${String(i).padStart(3, "0")}`, spec: { site_name: `bulk-${i}`, title: `bulk ${i}` }, connection: "local-files" });
+      const doc = { version: 4, terraform_version: "1.9.0", serial: 1, lineage: randomUUID(), outputs: {}, resources: [], check_results: null };
+      await store.write(plantonManagedKey(org.id, component.id), storedStateOf(new Uint8Array(Buffer.from(JSON.stringify(doc)))));
     }
     for (const id of jobs) {
       await expect.poll(async () => (await getJob(h.db, org.id, id)).result, { timeout: 120_000, message: `update job ${id} succeeds` }).toBe("succeeded");
@@ -60,10 +78,35 @@ test.beforeAll(async () => {
   await addMember(ORG, "admin", SECOND_ADMIN.email, SECOND_ADMIN.password);
 });
 
+let held: { release: () => Promise<void> } | null = null;
+
 test.afterAll(async () => {
-  gates.release("state-move");
+  await held?.release();
   await s3?.stop();
 });
+
+/** Locks the row of a component's Planton-managed state in an open transaction, until `release()`. */
+async function holdStateRow(componentId: string): Promise<{ release: () => Promise<void> }> {
+  const h: DatabaseHandle = await openDatabase({ url: e2eState().dbUrl, migrate: false });
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const open = h.db
+    .transaction(async (tx) => {
+      await tx.execute(sql`select id from state_objects where component_id = ${componentId} for update`);
+      locked();
+      await released;
+    })
+    .finally(() => h.close());
+  await Promise.race([isLocked, open]);
+  return {
+    release: async () => {
+      release();
+      await open;
+    },
+  };
+}
 
 /** The destination step: choose own-s3 for builtin states and wait for its access test to pass. */
 async function chooseDestination(page: Page) {
@@ -88,17 +131,17 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await page.goto(wizardUrl());
 
   // 1) Destination, with its access test's steps.
-  await expect(page.getByTestId("destination-builtin")).toContainText(`${SITES.length} states`);
+  await expect(page.getByTestId("destination-builtin")).toContainText(`${TOTAL} states`);
   await chooseDestination(page);
   await expect(page.getByTestId("access-test")).toContainText("Read it back");
   await screenshot(page, "state-move-wizard-1-destinations");
 
-  // 2) The dry run: one row per site, its keys and totals; nothing moved yet.
+  // 2) The dry run: one row per state, its keys and totals; nothing moved yet.
   await page.getByRole("button", { name: "Review the dry run" }).click();
   const dryRun = page.getByRole("table", { name: "Dry run" });
-  await expect(dryRun.getByTestId("dry-run-item")).toHaveCount(SITES.length);
-  for (const name of SITES) await expect(dryRun.getByRole("row").filter({ hasText: name })).toContainText("own-s3:");
-  await expect(page.getByTestId("dry-run-totals")).toHaveText(`Total: ${SITES.length} states`);
+  await expect(dryRun.getByTestId("dry-run-item")).toHaveCount(TOTAL);
+  for (const [i, name] of SITES.entries()) await expect(dryRun.getByRole("row").filter({ hasText: name })).toContainText(`own-s3: ${i % 2 ? "staging" : "dev"}/${name}/terraform.tfstate`);
+  await expect(page.getByTestId("dry-run-totals")).toHaveText(`Total: ${TOTAL} states`);
   await screenshot(page, "state-move-wizard-2-review");
 
   // A second admin reaches the same review, to try a second start while the first move runs.
@@ -107,41 +150,44 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await second.goto(wizardUrl());
   await chooseDestination(second);
   await second.getByRole("button", { name: "Review the dry run" }).click();
-  await expect(second.getByTestId("dry-run-item")).toHaveCount(SITES.length);
+  await expect(second.getByTestId("dry-run-item")).toHaveCount(TOTAL);
 
-  // 3) The move, held after its first component until the test lets it go on.
-  gates.hold("state-move");
+  // 3) The move, with alpha-site's state row held: its chunk waits, the others move.
+  held = await holdStateRow(alphaId);
   await page.getByRole("button", { name: /Start the move/ }).click();
-  const bar = page.getByTestId("move-progress");
-  await expect(bar).toBeVisible();
-  await gates.held("state-move");
   await expect(page.getByRole("heading", { name: "3. Moving" })).toBeVisible();
-  const before = Number(await bar.getAttribute("aria-valuenow"));
-  expect(before).toBeLessThan(SITES.length);
+  const alpha = page.getByTestId("move-item").filter({ hasText: "alpha-site" });
+  await expect(alpha).toHaveAttribute("data-step", "held");
+  const bar = page.getByTestId("move-progress");
+  await expect.poll(async () => Number(await bar.getAttribute("aria-valuenow")), { message: "the chunks without alpha-site move" }).toBeGreaterThan(0);
   await screenshot(page, "state-move-wizard-3-moving");
 
-  // Reloading mid-move shows the same move still running.
+  // Reloading mid-move shows the same move still running, where it stood.
   await page.reload();
   await expect(page.getByRole("heading", { name: "3. Moving" })).toBeVisible();
-  await expect(page.getByTestId("move-progress")).toHaveAttribute("aria-valuemax", String(SITES.length));
-  await expect(page.getByTestId("move-item")).toHaveCount(SITES.length);
+  await expect(page.getByTestId("move-item")).toHaveCount(TOTAL);
+  await expect(page.getByTestId("move-item").filter({ hasText: "alpha-site" })).toHaveAttribute("data-step", "held");
+  const midway = Number(await page.getByTestId("move-progress").getAttribute("aria-valuenow"));
+  expect(midway).toBeGreaterThan(0);
+  expect(midway).toBeLessThan(TOTAL);
 
   // The second admin is told a move runs; starting another is refused with the server's words.
   await expect(second.getByRole("status").filter({ hasText: "is running" })).toBeVisible();
   await second.getByRole("button", { name: /Start the move/ }).click();
-  await expect(second.getByRole("alert")).toContainText(/move/i);
+  await expect(second.getByRole("alert")).toContainText("Nothing was started: state move");
   await screenshot(second, "state-move-wizard-second-start-refused");
   await second.getByRole("button", { name: "Show the running move" }).click();
   await expect(second.getByRole("heading", { name: "3. Moving" })).toBeVisible();
 
-  // The bar moves as the watch reports each component, with no reload.
-  gates.release("state-move");
-  await expect(page.getByTestId("move-progress")).toHaveAttribute("aria-valuenow", String(SITES.length), { timeout: 60_000 });
+  // The held state is let go: the bar runs to the end as the watch reports it, with no reload.
+  await held.release();
+  held = null;
+  await expect(page.getByTestId("move-progress")).toHaveAttribute("aria-valuenow", String(TOTAL), { timeout: 60_000 });
 
   // 4) The result, on both admins' pages.
-  await expect(page.getByTestId("move-result")).toContainText(`${SITES.length} of ${SITES.length} states moved`);
+  await expect(page.getByTestId("move-result")).toContainText(`${TOTAL} of ${TOTAL} states moved`);
   await expect(page.getByText("Nothing left on Planton-managed storage")).toBeVisible();
-  await expect(page.getByTestId("move-item").filter({ hasText: "moved" })).toHaveCount(SITES.length);
+  await expect(page.locator('[data-testid="move-item"][data-step="done"]')).toHaveCount(TOTAL);
   await expect(second.getByText("Nothing left on Planton-managed storage")).toBeVisible();
   await screenshot(page, "state-move-wizard-4-result");
   await second.close();
