@@ -17,6 +17,9 @@ import { relativeTime } from "@/components/ui/time";
 import { useDeleteDialog } from "./delete-dialog";
 import { NOTHING_LEFT, type StateMove, type StateMoveItem } from "./state-move-wizard-live";
 
+/** Rows drawn at most: a move of thousands shows its failures and the first of the rest (the counts cover all). */
+const MAX_ROWS = 500;
+
 /** Each step a component's move goes through, as the table says it. */
 const STEP_SHOWN: Record<StateMoveItem["step"], { label: string; tone: BadgeTone; busy?: boolean }> = {
   pending: { label: "waiting", tone: "gray" },
@@ -60,6 +63,8 @@ export function MoveProgress({
     refresh: [trpc.stateBackends.plantonManaged.queryKey({ org: org.slug })],
     done: (i) => `Rolled back ${i.component}: its state is on ${i.from} again`,
   });
+  const failedItems = move.items.filter((i) => i.step === "failed");
+  const rows = move.items.length <= MAX_ROWS ? move.items : [...failedItems.slice(0, MAX_ROWS), ...move.items.filter((i) => i.step !== "failed")].slice(0, MAX_ROWS);
   const destinations = Object.entries(move.destinations)
     .map(([p, b]) => `${p} → ${b}`)
     .join(", ");
@@ -114,7 +119,7 @@ export function MoveProgress({
             </tr>
           </thead>
           <Tbody>
-            {move.items.map((i) => {
+            {rows.map((i) => {
               const step = STEP_SHOWN[i.step];
               return (
                 <tr key={i.id ?? i.componentId} data-testid="move-item" data-step={i.step} className="align-top">
@@ -148,6 +153,11 @@ export function MoveProgress({
             })}
           </Tbody>
         </Table>
+        {rows.length < move.items.length && (
+          <p className="border-t border-slate-100 px-5 py-3 text-xs text-slate-500">
+            Showing {rows.length} of {move.items.length} components{failedItems.length ? ", failed ones first" : ""}; the counts above cover every one.
+          </p>
+        )}
       </Card>
       {rollback.dialog}
     </>

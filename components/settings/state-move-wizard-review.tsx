@@ -9,6 +9,9 @@ import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { FormAlert } from "./shared";
 import type { DryRun } from "./state-move-wizard-live";
 
+/** Rows drawn at most; the totals cover every state (the CLI's dry run lists them all). */
+const MAX_ROWS = 500;
+
 export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dryRun: DryRun; admin: boolean; busy: boolean; error: string | null; onBack: () => void; onStart: () => void }) {
   const { items, totals } = dryRun;
   return (
@@ -33,7 +36,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             </tr>
           </thead>
           <Tbody>
-            {items.map((i) => (
+            {items.slice(0, MAX_ROWS).map((i) => (
               <tr key={i.componentId} data-testid="dry-run-item">
                 <Td className="font-medium text-slate-900">{i.component}</Td>
                 <Td>
@@ -55,6 +58,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             <tr>
               <Td colSpan={5} data-testid="dry-run-totals">
                 Total: {totals.count} state{totals.count === 1 ? "" : "s"}
+                {items.length > MAX_ROWS && <span className="font-normal text-slate-500"> (the first {MAX_ROWS} shown; planton infra state-backend move-off-planton --dry-run lists every one)</span>}
               </Td>
               <Td className="text-right tabular-nums">{formatBytes(totals.size)}</Td>
               <Td />
