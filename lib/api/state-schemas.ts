@@ -21,6 +21,26 @@ export const stateBackendBody = z.object({
   connection: z.string().min(1).nullable().optional(),
 });
 
+/** PATCH /state-backends/{name}: the fields to change (the name is the backend's, from the path). */
+export const stateBackendPatch = z.object({
+  name: z.string().min(1).meta({ description: "The backend to change" }),
+  kind: z.string().min(1).optional(),
+  /** Replaces the kind's fields whole when sent. */
+  config: z.record(z.string(), z.unknown()).optional(),
+  connection: z.string().min(1).nullable().optional(),
+});
+
+/** POST /state-backends/test-access: a saved backend by name, or an unsaved one by kind, config and connection. */
+export const testAccessBody = z.object({
+  name: z.string().min(1).optional().meta({ description: "A saved backend to test; or give kind (with config and connection) to test one before saving it" }),
+  kind: z.string().min(1).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  connection: z.string().min(1).nullable().optional(),
+});
+
+/** PUT /state-backends/defaults/{provisioner}: the backend new components of that provisioner keep their state in. */
+export const setDefaultBody = z.object({ provisioner: z.string().min(1), backend: z.string().min(1) });
+
 export const accessCheckSchema = z
   .object({
     ok: z.boolean(),
@@ -57,6 +77,9 @@ export const stateBackendListSchema = z
 
 /** What create and update answer: the saved backend and the access test it passed. */
 export const stateBackendSavedSchema = z.object({ backend: stateBackendSchema, access: accessCheckSchema }).meta({ id: "StateBackendSaved" });
+
+/** DELETE /state-backends/{name}. */
+export const stateBackendDeletedSchema = z.object({ name: z.string(), deleted: z.literal(true) }).meta({ id: "StateBackendDeleted" });
 
 /** One state kept on Planton-managed storage. */
 export const plantonManagedStateSchema = z

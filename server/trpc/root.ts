@@ -10,6 +10,7 @@ import { apiTokensRouter } from "./routers/api-tokens";
 import { membersRouter } from "./routers/members";
 import { runnersRouter } from "./routers/runners";
 import { secretsRouter } from "./routers/secrets";
+import { stateBackendsRouter } from "./routers/state-backends";
 import { variablesRouter } from "./routers/variables";
 
 export const appRouter = router({
@@ -25,6 +26,7 @@ export const appRouter = router({
   members: membersRouter,
   apiTokens: apiTokensRouter,
   runners: runnersRouter,
+  stateBackends: stateBackendsRouter,
 });
 
 export type AppRouter = typeof appRouter;
