@@ -2,6 +2,7 @@ import { serverConfig, type ServerConfig } from "./config";
 import { getRuntime } from "./runtime";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
+import { resumeRunningMoves } from "./services/state-backends/move";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
@@ -11,6 +12,8 @@ export async function startServerProcesses(): Promise<void> {
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
   startScheduler(runtime.handle);
+  // A state move whose process died mid-way runs on from the step each item reached.
+  resumeRunningMoves(runtime.db).catch((err) => console.error(`[state-move] not resumed: ${(err as Error).message}`));
   const serverUrl = config.PLANTON_SERVER_URL ?? `http://127.0.0.1:${config.PORT}`;
   startHostedRunners(runtime.db, { serverUrl }).catch((err) => console.error(`[hosted-runners] not started: ${(err as Error).message}`));
 }

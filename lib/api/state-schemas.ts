@@ -113,8 +113,8 @@ export const forceUnlockSchema = z
 
 /** POST /state-moves/dry-run and POST /state-moves: move every Planton-managed state off. */
 export const moveOffBody = z.object({
-  /** Destination backend name per provisioner in use, e.g. { "builtin": "prod-s3" }. */
-  to: z.record(z.string(), z.string().min(1)).meta({ description: "Destination backend name per provisioner in use" }),
+  /** Destination backend name per provisioner in use, e.g. { "builtin": "prod-s3" }; "*" names it for the one provisioner in use. */
+  to: z.record(z.string(), z.string().min(1)).meta({ description: 'Destination backend name per provisioner in use; the key "*" stands for the one provisioner in use' }),
 });
 
 /** POST /components/{componentId}/state/migrate-backend (dry run with ?dryRun=true): one component's state to another backend. */
@@ -166,3 +166,8 @@ export const stateMoveSchema = z
 export const currentMoveSchema = z
   .object({ move: stateMoveSchema.nullable(), remainingOnPlanton: z.number().int() })
   .meta({ id: "CurrentStateMove" });
+
+/** What migrate-backend answers: the dry run (dryRun: true), or the move it started. */
+export const migrateBackendResultSchema = z
+  .object({ dryRun: dryRunSchema.nullable(), move: stateMoveSchema.nullable() })
+  .meta({ id: "MigrateBackendResult" });

@@ -11,6 +11,7 @@ import { membersRouter } from "./routers/members";
 import { runnersRouter } from "./routers/runners";
 import { secretsRouter } from "./routers/secrets";
 import { stateBackendsRouter } from "./routers/state-backends";
+import { stateMovesRouter } from "./routers/state-moves";
 import { variablesRouter } from "./routers/variables";
 
 export const appRouter = router({
@@ -27,6 +28,7 @@ export const appRouter = router({
   apiTokens: apiTokensRouter,
   runners: runnersRouter,
   stateBackends: stateBackendsRouter,
+  stateMoves: stateMovesRouter,
 });
 
 export type AppRouter = typeof appRouter;

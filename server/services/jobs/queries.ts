@@ -9,6 +9,7 @@ import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
 import { badRequest, notFound } from "../../errors";
+import { REASONS } from "@/lib/job-reasons";
 import { jobActions } from "./lifecycle";
 import { artifactBytes } from "../runners/artifacts";
 
@@ -59,14 +60,14 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
     conds.push(or(lt(infraJobs.createdAt, at), and(eq(infraJobs.createdAt, at), lt(infraJobs.id, id))));
   }
   const rows = await db
-    .select(summaryColumns)
+    .select({ ...summaryColumns, stateHold: infraComponents.stateHold })
     .from(infraJobs)
     .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .where(and(...conds))
     .orderBy(desc(infraJobs.createdAt), desc(infraJobs.id))
     .limit(f.limit + 1);
-  const page = rows.slice(0, f.limit).map((j) => ({ ...j, actions: jobActions(j, role) }));
+  const page = rows.slice(0, f.limit).map(({ stateHold, ...j }) => ({ ...j, reason: j.status === "queued" && stateHold ? REASONS.heldByStateMove(stateHold) : j.reason, actions: jobActions(j, role) }));
   const last = page[page.length - 1];
   return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
 }
@@ -98,7 +99,7 @@ function decodeCursor(cursor: string): [Date, string] {
 
 async function jobRow(db: Queryable, orgId: string, id: string) {
   const [row] = await db
-    .select({ job: infraJobs, componentName: infraComponents.name, kind: infraComponents.kind, environment: environments.name })
+    .select({ job: infraJobs, componentName: infraComponents.name, kind: infraComponents.kind, environment: environments.name, stateHold: infraComponents.stateHold })
     .from(infraJobs)
     .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
@@ -109,8 +110,10 @@ async function jobRow(db: Queryable, orgId: string, id: string) {
 
 /** One job with its steps, runner attempts, approvals, artifacts (without their bytes) and what `role` may do with it now. */
 export async function getJob(db: Queryable, orgId: string, id: string, role: Role | null = null) {
-  const { job, componentName, kind, environment } = await jobRow(db, orgId, id);
+  const { job, componentName, kind, environment, stateHold } = await jobRow(db, orgId, id);
   const { iacInput, ...rest } = job;
+  // A queued job of a component a state move holds says why it waits (claim.ts skips it until the move releases it).
+  if (job.status === "queued" && stateHold) rest.reason = REASONS.heldByStateMove(stateHold);
   const [steps, attempts, approvalRows, artifactRows] = await Promise.all([
     db.select().from(jobOperations).where(eq(jobOperations.jobId, id)).orderBy(asc(jobOperations.ordinal)),
     db

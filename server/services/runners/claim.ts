@@ -1,13 +1,14 @@
 // Claiming work: one statement (`SELECT … FOR UPDATE SKIP LOCKED LIMIT 1`) picks and row-locks the
 // oldest claimable queued job, the lifecycle moves it; a long-poll waits on NOTIFY job_queued when there is none.
 // A job is claimable when no other job of its component is running or paused mid-run, and no
-// older job of that component is still queued: one job per component, in created order.
+// older job of that component is still queued: one job per component, in created order. A component
+// held by a state move is skipped until the move releases it; its job then runs against the new backend.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { Database, DatabaseHandle } from "@/db/client";
-import { approvals, infraJobs, jobOperations, organizations, runnerAttempts, runners } from "@/db/schema";
+import type { Database, DatabaseHandle, Tx } from "@/db/client";
+import { approvals, infraComponents, infraJobs, jobOperations, organizations, runnerAttempts, runners, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
-import { subscribeChannel } from "../jobs/events";
+import { appendEvents, subscribeChannel } from "../jobs/events";
 import { JOB_QUEUED_CHANNEL, lockJob, moveJob, releaseStateLocks } from "../jobs/transitions";
 import { serverConfig } from "../../config";
 import { issueJobCredential } from "./credentials";
@@ -35,6 +36,7 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
       await tx.execute(sql`
         select j.id from infra_jobs j
          where j.status = 'queued' and ${scope}
+           and not exists (select 1 from infra_components h where h.id = j.component_id and h.state_hold is not null)
            and not exists (
              select 1 from infra_jobs o
               where o.component_id = j.component_id and o.id <> j.id
@@ -54,6 +56,7 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
     await releaseStateLocks(tx, row.id);
     await tx.insert(runnerAttempts).values({ id: attemptId, jobId: row.id, runnerId: runner.id, credentialId: credential.credentialId });
     await moveJob(tx, picked, "claim", { runnerId: runner.id, currentAttemptId: attemptId, leaseExpiresAt: new Date(Date.now() + Math.max(1, Math.round(LEASE_SECONDS)) * 1000) }, { runner: runner.name, attemptId });
+    await followMovedState(tx, row.id);
     const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, row.id));
     const steps = await tx.select().from(jobOperations).where(eq(jobOperations.jobId, row.id)).orderBy(asc(jobOperations.ordinal));
     const [org] = await tx.select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, row.org_id));
@@ -69,6 +72,23 @@ export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimRe
       input,
     } satisfies ClaimResponse;
   });
+}
+
+/** A job queued before its component's state moved runs against the backend the component names now, and says so. */
+async function followMovedState(tx: Tx, jobId: string) {
+  const [row] = await tx
+    .select({ job: infraJobs, backend: stateBackends })
+    .from(infraJobs)
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(stateBackends, eq(stateBackends.id, infraComponents.stateBackendId))
+    .where(eq(infraJobs.id, jobId));
+  if (!row || !row.job.iacInput || row.job.backendId === row.backend.id) return;
+  const was = row.job.iacInput.backend;
+  const backend = { id: row.backend.id, name: row.backend.name, kind: row.backend.kind, config: row.backend.config as Record<string, unknown> };
+  await tx.update(infraJobs).set({ backendId: backend.id, iacInput: { ...row.job.iacInput, backend } }).where(eq(infraJobs.id, jobId));
+  await appendEvents(tx, jobId, [
+    { operation: null, type: "log", payload: { line: `The component's state moved from backend ${was?.name ?? "(none)"} to ${backend.name} (${backend.kind}) after this job was queued; it runs against ${backend.name}.` } },
+  ]);
 }
 
 /** Long-poll: claims at once when it can, else waits for NOTIFY job_queued (or a slow re-check) up to `waitSeconds`. */

@@ -1,0 +1,857 @@
+// Moving states between backends: every state off Planton-managed storage (move_off_planton), or one
+// component's state to another backend (migrate_backend). Each item walks pending → held → locked →
+// copied → switched → done, each step committed before the next and safe to run again, so a move
+// killed anywhere and resumed finishes with every state moved exactly once. Items run concurrently in
+// chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
+import { randomUUID } from "node:crypto";
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Database, Queryable } from "@/db/client";
+import { environments, iacModules, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
+import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
+import { newId } from "@/lib/ids";
+import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
+import { StateLockedError, storedStateOf } from "@/state-backends/rules";
+import type { StateStore, StoredState } from "@/state-backends/types";
+import type { Actor } from "../../actor";
+import { recordAudit } from "../../audit";
+import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
+import { modulesForKind } from "../catalog";
+import { notifyQueue } from "../jobs/transitions";
+import { openStore, type BackendRow } from "./open-store";
+import { plantonManagedKey, plantonStateBytes, PlantonManagedStore } from "./planton-managed-store";
+
+/** NOTIFY channel of move progress: payload `<orgId>:<moveId>`, sent with every committed step. */
+export const STATE_MOVES_CHANNEL = "state_moves";
+/** The lock operation a move's locks carry (shown to a job that finds the state locked). */
+export const MOVE_LOCK_OPERATION = "OperationTypeStateMove";
+
+type Step = (typeof MOVE_STEPS)[number];
+type ItemRow = typeof stateMoveItems.$inferSelect;
+type MoveRow = typeof stateMoves.$inferSelect;
+type Scope = "move_off_planton" | "migrate_backend";
+
+// ── Planning (dry run and start share it) ───────────────────────────────────────────────────────
+
+interface Planned {
+  componentId: string;
+  component: string;
+  environment: string;
+  provisioner: Provisioner;
+  from: BackendRow;
+  to: BackendRow;
+  fromKey: string;
+  toKey: string;
+  size: number;
+  serial: number | null;
+  checksum: string | null;
+}
+
+interface Plan {
+  scope: Scope;
+  items: Planned[];
+  destinations: Record<string, BackendRow>;
+}
+
+async function backendByName(db: Queryable, orgId: string, name: string): Promise<BackendRow> {
+  const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.name, name)));
+  if (!row) throw notFound(`Nothing was moved: the state backend ${name}`, "Create it first (planton infra state-backend create), or pick one from planton infra state-backend list");
+  return row;
+}
+
+async function plantonManagedBackend(db: Queryable, orgId: string): Promise<BackendRow> {
+  const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.kind, PLANTON_MANAGED_KIND)));
+  if (!row) throw new PlantonError("PRECONDITION_FAILED", "Nothing was moved: this organization has no Planton-managed backend, so no state is kept there.");
+  return row;
+}
+
+/** Each component's provisioner, as preflight resolves its module: the custom module, else the organization's registry, else the platform's. */
+async function provisionersOf(db: Queryable, orgId: string, comps: { id: string; kind: string; customModuleId: string | null }[]): Promise<Map<string, Provisioner | null>> {
+  const out = new Map<string, Provisioner | null>();
+  const custom = [...new Set(comps.map((c) => c.customModuleId).filter((m): m is string => !!m))];
+  const customRows = custom.length ? await db.select({ id: iacModules.id, provisioner: iacModules.provisioner }).from(iacModules).where(inArray(iacModules.id, custom)) : [];
+  const byModule = new Map(customRows.map((r) => [r.id, r.provisioner as Provisioner]));
+  const byKind = new Map<string, Provisioner | null>();
+  for (const kind of new Set(comps.filter((c) => !c.customModuleId).map((c) => c.kind))) {
+    const rows = await modulesForKind(db, orgId, kind);
+    const pick = rows.find((r) => r.scopeKey === orgId) ?? rows.find((r) => r.scopeKey === "platform");
+    byKind.set(kind, (pick?.provisioner as Provisioner) ?? null);
+  }
+  for (const c of comps) out.set(c.id, c.customModuleId ? (byModule.get(c.customModuleId) ?? null) : (byKind.get(c.kind) ?? null));
+  return out;
+}
+
+/** The access test: open, write a probe, read it back, compare, delete. Answers accessCheckSchema's shape. */
+export async function probeAccess(open: () => Promise<StateStore>) {
+  const steps: { step: "open" | "write" | "read" | "compare" | "delete"; ok: boolean; detail: string }[] = [];
+  const key = `planton-access-probe-${randomUUID()}.tfstate`;
+  let store: StateStore | null = null;
+  let step: (typeof steps)[number]["step"] = "open";
+  try {
+    store = await open();
+    steps.push({ step, ok: true, detail: `opened the ${store.kind} store` });
+    const probe = storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage: `probe-${randomUUID()}`, resources: [], outputs: {} })));
+    step = "write";
+    await store.write(key, probe);
+    steps.push({ step, ok: true, detail: `wrote ${key}` });
+    step = "read";
+    const back = await store.read(key);
+    steps.push({ step, ok: !!back, detail: back ? `read ${key} back` : `${key} was not there after the write` });
+    step = "compare";
+    const same = back?.checksum === probe.checksum;
+    steps.push({ step, ok: same, detail: same ? "the bytes read back are the bytes written" : "the bytes read back differ from the bytes written" });
+    step = "delete";
+    await store.delete(key);
+    steps.push({ step, ok: true, detail: `deleted ${key}` });
+  } catch (e) {
+    steps.push({ step, ok: false, detail: (e as Error).message });
+    if (store && step !== "open" && step !== "delete") await store.delete(key).catch(() => {});
+  } finally {
+    await store?.close?.().catch(() => {});
+  }
+  const failed = steps.find((s) => !s.ok);
+  return { ok: !failed, steps, error: failed ? `the access test failed at ${failed.step}: ${failed.detail}` : null };
+}
+
+/** Refuses a destination for `provisioner`, with the fix; `source` is the backend the states are on now. */
+async function checkDestination(db: Queryable, to: BackendRow, provisioner: Provisioner, source: BackendRow | null, tested: Map<string, Awaited<ReturnType<typeof probeAccess>>>) {
+  if (to.kind === PLANTON_MANAGED_KIND) {
+    throw badRequest(`Nothing was moved: ${to.name} is the Planton-managed backend, where these states already are. Choose a backend of your own (planton infra state-backend list), or create one in Settings → State Backends.`, "to");
+  }
+  if (source && source.id === to.id) throw badRequest(`Nothing was moved: the state is already on ${to.name}. Choose another backend.`, "to");
+  if (!isStateBackendKind(to.kind)) throw badRequest(`Nothing was moved: backend ${to.name} has the kind ${to.kind}, which this server does not know. Choose another backend.`, "to");
+  const def = STATE_BACKEND_KINDS[to.kind];
+  if (!(def.provisioners as readonly string[]).includes(provisioner)) {
+    const fit = Object.entries(STATE_BACKEND_KINDS).filter(([k, d]) => k !== PLANTON_MANAGED_KIND && (d.provisioners as readonly string[]).includes(provisioner)).map(([, d]) => d.title);
+    throw badRequest(`Nothing was moved: backend ${to.name} (${def.title}) keeps ${def.provisioners.join(", ")} state, not ${provisioner}. Choose a backend that keeps ${provisioner} state (${fit.join(", ")}).`, "to");
+  }
+  let access = tested.get(to.id);
+  if (!access) tested.set(to.id, (access = await probeAccess(() => openStore(db, to))));
+  if (!access.ok) throw new PlantonError("PRECONDITION_FAILED", `Nothing was moved: backend ${to.name} cannot be used, ${access.error}. Fix its connection or configuration in Settings → State Backends, then try again.`);
+}
+
+/** Every state on Planton-managed storage not moved yet, with its component's provisioner. */
+async function plantonManagedStates(db: Queryable, orgId: string) {
+  const rows = await db
+    .select({
+      componentId: stateObjects.componentId,
+      key: stateObjects.key,
+      serial: stateObjects.serial,
+      state: stateObjects.state,
+      component: infraComponents.name,
+      kind: infraComponents.kind,
+      customModuleId: infraComponents.customModuleId,
+      environment: environments.name,
+    })
+    .from(stateObjects)
+    .innerJoin(infraComponents, eq(infraComponents.id, stateObjects.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(and(eq(stateObjects.orgId, orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)))
+    .orderBy(asc(environments.name), asc(infraComponents.name));
+  const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
+  return rows.map((r) => {
+    const bytes = plantonStateBytes(r.state);
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: bytes.byteLength, checksum: storedStateOf(bytes).checksum };
+  });
+}
+
+/** The `to` of a move-off: backend name per provisioner; "*" stands for the one provisioner in use. */
+async function planMoveOff(db: Queryable, actor: Actor, raw: z.input<typeof moveOffBody>): Promise<Plan> {
+  const input = moveOffBody.parse(raw);
+  const states = await plantonManagedStates(db, actor.orgId);
+  const source = await plantonManagedBackend(db, actor.orgId);
+  const unresolved = states.find((s) => !s.provisioner);
+  if (unresolved) {
+    throw new PlantonError(
+      "PRECONDITION_FAILED",
+      `Nothing was moved: no IaC module is registered for ${unresolved.component}'s kind ${unresolved.kind}, so which provisioner its state belongs to is unknown. Register a module for ${unresolved.kind}, then try again.`,
+    );
+  }
+  const inUse = [...new Set(states.map((s) => s.provisioner!))].sort();
+  const to: Record<string, string> = { ...input.to };
+  if ("*" in to) {
+    if (inUse.length > 1) {
+      throw badRequest(`Nothing was moved: states on Planton-managed storage belong to ${inUse.length} provisioners (${inUse.join(", ")}). Name a destination for each: ${inUse.map((p) => `--to ${p}=<backend>`).join(" ")}.`, "to");
+    }
+    const star = to["*"];
+    delete to["*"];
+    if (inUse[0] && !to[inUse[0]]) to[inUse[0]] = star;
+  }
+  for (const p of Object.keys(to)) {
+    if (!(PROVISIONERS as readonly string[]).includes(p)) throw badRequest(`Nothing was moved: ${p} is not a provisioner. Use one of ${PROVISIONERS.join(", ")}.`, "to");
+    if (!inUse.includes(p as Provisioner)) throw badRequest(`Nothing was moved: no state on Planton-managed storage belongs to the ${p} provisioner${inUse.length ? ` (in use: ${inUse.join(", ")})` : ""}. Leave out --to ${p}=….`, "to");
+  }
+  const missing = inUse.find((p) => !to[p]);
+  if (missing) {
+    const count = states.filter((s) => s.provisioner === missing).length;
+    throw badRequest(`Nothing was moved: ${count} state${count === 1 ? "" : "s"} on Planton-managed storage belong to the ${missing} provisioner, and no destination was given for it. Add --to ${missing}=<backend>.`, "to");
+  }
+  const destinations: Record<string, BackendRow> = {};
+  const tested = new Map<string, Awaited<ReturnType<typeof probeAccess>>>();
+  for (const p of inUse) {
+    destinations[p] = await backendByName(db, actor.orgId, to[p]);
+    await checkDestination(db, destinations[p], p, source, tested);
+  }
+  return {
+    scope: "move_off_planton",
+    destinations,
+    items: states.map((s) => ({
+      componentId: s.componentId,
+      component: s.component,
+      environment: s.environment,
+      provisioner: s.provisioner!,
+      from: source,
+      to: destinations[s.provisioner!],
+      fromKey: s.key,
+      toKey: defaultStateKey(s.environment, s.component),
+      size: s.size,
+      serial: s.serial,
+      checksum: s.checksum,
+    })),
+  };
+}
+
+export const migrateBackendInput = migrateBackendBody.extend({ componentId: z.string().min(1) });
+
+/** The backend a component's state is on now, as preflight resolves it (its own, its provisioner's default, Planton-managed). */
+async function currentBackend(db: Queryable, orgId: string, stateBackendId: string | null, provisioner: Provisioner | null): Promise<BackendRow> {
+  if (stateBackendId) {
+    const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.id, stateBackendId), eq(stateBackends.orgId, orgId)));
+    if (row) return row;
+  }
+  if (provisioner) {
+    const [row] = await db
+      .select({ b: stateBackends })
+      .from(stateBackendDefaults)
+      .innerJoin(stateBackends, eq(stateBackends.id, stateBackendDefaults.backendId))
+      .where(and(eq(stateBackendDefaults.orgId, orgId), eq(stateBackendDefaults.provisioner, provisioner)));
+    if (row) return row.b;
+  }
+  return plantonManagedBackend(db, orgId);
+}
+
+async function planMigrate(db: Queryable, actor: Actor, raw: z.input<typeof migrateBackendInput>): Promise<Plan> {
+  const input = migrateBackendInput.parse(raw);
+  const [c] = await db
+    .select({ comp: infraComponents, environment: environments.name })
+    .from(infraComponents)
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(and(eq(infraComponents.id, input.componentId), eq(infraComponents.orgId, actor.orgId)));
+  if (!c) throw notFound(`Nothing was moved: Infra Component ${input.componentId}`, "Check the id (planton infra component list)");
+  const provisioner = (await provisionersOf(db, actor.orgId, [c.comp])).get(c.comp.id) ?? null;
+  if (!provisioner) throw new PlantonError("PRECONDITION_FAILED", `Nothing was moved: no IaC module is registered for ${c.comp.name}'s kind ${c.comp.kind}, so which provisioner its state belongs to is unknown. Register a module for ${c.comp.kind}, then try again.`);
+  const from = await currentBackend(db, actor.orgId, c.comp.stateBackendId, provisioner);
+  const to = await backendByName(db, actor.orgId, input.to);
+  await checkDestination(db, to, provisioner, from, new Map());
+  const fromKey = from.kind === PLANTON_MANAGED_KIND ? plantonManagedKey(actor.orgId, c.comp.id) : (c.comp.stateKey ?? defaultStateKey(c.environment, c.comp.name));
+  const store = await openStore(db, from);
+  let state: StoredState | null;
+  try {
+    state = await store.read(fromKey);
+  } finally {
+    await store.close?.();
+  }
+  if (!state) throw new PlantonError("PRECONDITION_FAILED", `Nothing was moved: component ${c.comp.name} has no state on ${from.name} (key ${fromKey}). Run a job first; a component without state needs no move.`);
+  if (from.kind === PLANTON_MANAGED_KIND) {
+    const [row] = await db.select({ moved: stateObjects.movedToBackendId }).from(stateObjects).where(eq(stateObjects.componentId, c.comp.id));
+    if (row?.moved) throw new PlantonError("PRECONDITION_FAILED", `Nothing was moved: component ${c.comp.name}'s Planton-managed copy was moved already and is kept only for rollback. Move it from its current backend instead.`);
+  }
+  return {
+    scope: "migrate_backend",
+    destinations: { [provisioner]: to },
+    items: [
+      { componentId: c.comp.id, component: c.comp.name, environment: c.environment, provisioner, from, to, fromKey, toKey: defaultStateKey(c.environment, c.comp.name), size: state.bytes.byteLength, serial: state.serial, checksum: state.checksum },
+    ],
+  };
+}
+
+function plannedView(p: Planned) {
+  return {
+    id: null,
+    componentId: p.componentId,
+    component: p.component,
+    environment: p.environment,
+    provisioner: p.provisioner,
+    from: p.from.name,
+    to: p.to.name,
+    fromKey: p.fromKey,
+    toKey: p.toKey,
+    size: p.size,
+    serial: p.serial,
+    checksum: p.checksum,
+    step: "pending" as const,
+    error: null,
+    canRollBack: false,
+  };
+}
+
+const dryRunOf = (plan: Plan) => ({ items: plan.items.map(plannedView), totals: { count: plan.items.length, size: plan.items.reduce((n, i) => n + i.size, 0) } });
+
+/** What a move off Planton-managed storage would do; changes nothing. */
+export async function dryRun(db: Queryable, actor: Actor, input: z.input<typeof moveOffBody>) {
+  return dryRunOf(await planMoveOff(db, actor, input));
+}
+
+// ── Starting ────────────────────────────────────────────────────────────────────────────────────
+
+/** Test-only hooks of the runner: `afterStep` throwing MoveStopped stops the run there, as if the process died. */
+export interface MoveHooks {
+  afterStep?: (step: Step, itemIds: string[]) => void | Promise<void>;
+}
+export class MoveStopped extends Error {
+  constructor() {
+    super("the move's run was stopped");
+  }
+}
+export interface RunOptions {
+  hooks?: MoveHooks;
+  /** Items per chunk (each step of a chunk is one commit) and chunks in flight. */
+  chunkSize?: number;
+  parallelChunks?: number;
+}
+
+async function runningMoveRefusal(db: Queryable, orgId: string): Promise<PlantonError | null> {
+  const [running] = await db.select().from(stateMoves).where(and(eq(stateMoves.orgId, orgId), eq(stateMoves.status, "running")));
+  if (!running) return null;
+  return conflict(`Nothing was started: state move ${running.id}, started by ${running.startedByLabel} at ${running.createdAt.toISOString()}, is still running. Follow it in Settings → State Backends and start again when it ends.`);
+}
+
+async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptions) {
+  if (!plan.items.length) throw new PlantonError("PRECONDITION_FAILED", "Nothing was started: no state is left on Planton-managed storage.");
+  const moveId = newId("stateMove");
+  const refusal = await runningMoveRefusal(db, actor.orgId);
+  if (refusal) throw refusal;
+  try {
+    await db.transaction(async (tx) => {
+      await tx.insert(stateMoves).values({
+        id: moveId,
+        orgId: actor.orgId,
+        scope: plan.scope,
+        destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.id])),
+        startedBy: actor.userId,
+        startedByLabel: actor.label,
+      });
+      for (let i = 0; i < plan.items.length; i += 1000) {
+        await tx.insert(stateMoveItems).values(
+          plan.items.slice(i, i + 1000).map((p) => ({
+            id: newId("stateMoveItem"),
+            moveId,
+            orgId: actor.orgId,
+            componentId: p.componentId,
+            provisioner: p.provisioner,
+            fromBackendId: p.from.id,
+            toBackendId: p.to.id,
+            fromKey: p.fromKey,
+            toKey: p.toKey,
+            size: p.size,
+            serial: p.serial,
+          })),
+        );
+      }
+      const where = Object.entries(plan.destinations).map(([p, b]) => `${p} → ${b.name}`).join(", ");
+      await recordAudit(tx, actor, {
+        action: "state.move.start",
+        targetType: "state_move",
+        targetId: moveId,
+        summary: plan.scope === "migrate_backend" ? `Started moving ${plan.items[0].component}'s state to ${plan.items[0].to.name}` : `Started moving ${plan.items.length} states off Planton-managed storage (${where})`,
+        changes: { scope: plan.scope, destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.name])), count: plan.items.length },
+      });
+      await notifyMove(tx, actor.orgId, moveId);
+    });
+  } catch (e) {
+    // Two starts at once: the partial unique index lets one in; the other is told which.
+    if (isUniqueViolation(e)) throw (await runningMoveRefusal(db, actor.orgId)) ?? e;
+    throw e;
+  }
+  launchMove(db, moveId, opts);
+  return getMove(db, actor, { id: moveId });
+}
+
+/** Starts moving every state off Planton-managed storage; answers the move (it runs in the background). */
+export async function startMove(db: Database, actor: Actor, input: z.input<typeof moveOffBody>, opts: RunOptions = {}) {
+  return insertMove(db, actor, await planMoveOff(db, actor, input), opts);
+}
+
+/** One component's state to another backend: the dry run when `dryRun`, else the started move. */
+export async function migrateBackend(db: Database, actor: Actor, input: z.input<typeof migrateBackendInput>, opts: RunOptions = {}) {
+  const plan = await planMigrate(db, actor, input);
+  if (input.dryRun) return { dryRun: dryRunOf(plan), move: null };
+  return { dryRun: null, move: await insertMove(db, actor, plan, opts) };
+}
+
+// ── Running ─────────────────────────────────────────────────────────────────────────────────────
+
+const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Promise<void>> };
+const runs = (g.__plantonMoveRuns ??= new Map());
+
+/** Runs the move in this process unless it already runs here. */
+function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<void> {
+  const running = runs.get(moveId);
+  if (running) return running;
+  const run = runMove(db, moveId, opts)
+    .catch((e) => {
+      if (!(e instanceof MoveStopped)) console.error(`[state-move] ${moveId} stopped: ${(e as Error).message}`);
+    })
+    .finally(() => runs.delete(moveId));
+  runs.set(moveId, run);
+  return run;
+}
+
+/** The run of a move in this process, or a resolved promise when none (tests wait on it). */
+export function moveRun(moveId: string): Promise<void> {
+  return runs.get(moveId) ?? Promise.resolve();
+}
+
+/** At start: every move still running (its process died mid-way) runs on from where it stands. */
+export async function resumeRunningMoves(db: Database, opts: RunOptions = {}): Promise<string[]> {
+  const rows = await db.select({ id: stateMoves.id }).from(stateMoves).where(eq(stateMoves.status, "running"));
+  for (const r of rows) void launchMove(db, r.id, opts);
+  return rows.map((r) => r.id);
+}
+
+/** Runs a move to its end in this process (the test of a resume calls it directly). */
+export async function resumeMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<void> {
+  await launchMove(db, moveId, opts);
+}
+
+async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
+  await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+interface RunItem extends ItemRow {
+  component: string;
+}
+
+interface RunContext {
+  db: Database;
+  move: MoveRow;
+  actor: Actor;
+  stores: Map<string, Promise<StateStore>>;
+  backends: Map<string, BackendRow>;
+  hooks: MoveHooks;
+}
+
+const moveActor = (m: MoveRow): Actor => ({ userId: m.startedBy, label: m.startedByLabel, orgId: m.orgId, role: "admin" });
+const who = (m: MoveRow) => `state move ${m.id} by ${m.startedByLabel}`;
+
+function storeOf(ctx: RunContext, backendId: string): Promise<StateStore> {
+  let s = ctx.stores.get(backendId);
+  if (!s) {
+    const row = ctx.backends.get(backendId);
+    s = row ? (row.kind === PLANTON_MANAGED_KIND ? Promise.resolve(new PlantonManagedStore(ctx.db, row.orgId, who(ctx.move))) : openStore(ctx.db, row)) : Promise.reject(new Error(`backend ${backendId} was deleted`));
+    ctx.stores.set(backendId, s);
+  }
+  return s;
+}
+
+async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<void> {
+  const [move] = await db.select().from(stateMoves).where(eq(stateMoves.id, moveId));
+  if (!move || move.status !== "running") return;
+  const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
+  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {} };
+  try {
+    const items = (await db
+      .select({ item: stateMoveItems, component: infraComponents.name })
+      .from(stateMoveItems)
+      .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
+      .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, ["pending", "held", "locked", "copied", "switched"])))
+      .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component }));
+    const size = opts.chunkSize ?? 100;
+    const chunks: RunItem[][] = [];
+    for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+    await mapLimit(chunks, opts.parallelChunks ?? 4, (chunk) => runChunk(ctx, chunk));
+    await endMove(ctx);
+  } finally {
+    for (const s of ctx.stores.values()) await s.then((st) => st.close?.()).catch(() => {});
+  }
+}
+
+const ORDER: Step[] = ["pending", "held", "locked", "copied", "switched", "done"];
+const atOrAfter = (item: RunItem, step: Step) => ORDER.indexOf(item.step as Step) >= ORDER.indexOf(step);
+
+/** Commits `to` for the items (those still at `from`), with per-item columns, and notifies. */
+async function advance(ctx: RunContext, items: RunItem[], from: Step, to: Step, tx?: Queryable, extra?: Map<string, { checksum: string; size: number; serial: number }>) {
+  if (!items.length) return;
+  const ids = items.map((i) => i.id);
+  const work = async (q: Queryable) => {
+    if (extra) {
+      const rows = JSON.stringify(items.map((i) => ({ id: i.id, ...extra.get(i.id)! })));
+      await q.execute(sql`
+        update state_move_items i set step = ${to}, checksum = v.checksum, size = v.size, serial = v.serial, updated_at = now()
+          from jsonb_to_recordset(${rows}::jsonb) as v(id text, checksum text, size int, serial int)
+         where i.id = v.id and i.step = ${from}`);
+    } else {
+      await q.update(stateMoveItems).set({ step: to, updatedAt: new Date() }).where(and(inArray(stateMoveItems.id, ids), eq(stateMoveItems.step, from)));
+    }
+    await notifyMove(q, ctx.move.orgId, ctx.move.id);
+  };
+  if (tx) await work(tx);
+  else await ctx.db.transaction(work);
+  for (const i of items) {
+    i.step = to;
+    const e = extra?.get(i.id);
+    if (e) Object.assign(i, e);
+  }
+}
+
+async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
+  const live = () => chunk.filter((i) => i.step !== "failed");
+  const stepDone = async (step: Step) => ctx.hooks.afterStep?.(step, live().map((i) => i.id));
+
+  // held: the components' job queues wait (claim.ts skips held components).
+  const pending = live().filter((i) => i.step === "pending");
+  if (pending.length) {
+    await ctx.db.transaction(async (tx) => {
+      await tx.update(infraComponents).set({ stateHold: ctx.move.id }).where(inArray(infraComponents.id, pending.map((i) => i.componentId)));
+      await advance(ctx, pending, "pending", "held", tx);
+    });
+    await stepDone("held");
+  }
+
+  // locked: the source state, lock ID = item id (a lock already ours is ours).
+  const toLock = live().filter((i) => i.step === "held");
+  if (toLock.length) {
+    const locked: RunItem[] = [];
+    await mapLimit(toLock, 32, async (item) => {
+      const reason = await lockSource(ctx, item);
+      if (reason) await failItem(ctx, item, reason);
+      else locked.push(item);
+    });
+    await advance(ctx, locked, "held", "locked");
+    await stepDone("locked");
+  }
+
+  // copied: written to the destination under its lock (ID = item id); the same checksum there counts as copied.
+  const toCopy = live().filter((i) => i.step === "locked");
+  if (toCopy.length) {
+    const copied: RunItem[] = [];
+    const extra = new Map<string, { checksum: string; size: number; serial: number }>();
+    await mapLimit(toCopy, 32, async (item) => {
+      const r = await copyItem(ctx, item);
+      if (typeof r === "string") await failItem(ctx, item, r);
+      else (copied.push(item), extra.set(item.id, r));
+    });
+    await advance(ctx, copied, "locked", "copied", undefined, extra);
+    await stepDone("copied");
+  }
+
+  // switched: read back and compare, then one transaction points each component at its destination.
+  const toSwitch = live().filter((i) => i.step === "copied");
+  if (toSwitch.length) {
+    const verified: RunItem[] = [];
+    await mapLimit(toSwitch, 32, async (item) => {
+      const back = await (await storeOf(ctx, item.toBackendId)).read(item.toKey).catch((e: Error) => e);
+      const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
+      if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${back.message}). Check the backend's access in Settings → State Backends, then retry.`);
+      if (back?.checksum !== item.checksum) {
+        return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back?.checksum ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
+      }
+      verified.push(item);
+    });
+    if (verified.length) {
+      const rows = JSON.stringify(verified.map((i) => ({ cid: i.componentId, backend: i.toBackendId, key: i.toKey, pm: ctx.backends.get(i.fromBackendId)?.kind === PLANTON_MANAGED_KIND })));
+      await ctx.db.transaction(async (tx) => {
+        await tx.execute(sql`
+          update infra_components c set state_backend_id = v.backend, state_key = v.key, updated_at = now()
+            from jsonb_to_recordset(${rows}::jsonb) as v(cid text, backend text, key text, pm boolean)
+           where c.id = v.cid`);
+        // The Planton-managed copy stays, marked as moved, for the move's rollback.
+        await tx.execute(sql`
+          update state_objects s set moved_to_backend_id = v.backend, moved_at = now()
+            from jsonb_to_recordset(${rows}::jsonb) as v(cid text, backend text, key text, pm boolean)
+           where s.component_id = v.cid and v.pm`);
+        await advance(ctx, verified, "copied", "switched", tx);
+      });
+    }
+    await stepDone("switched");
+  }
+
+  // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
+  const toFinish = live().filter((i) => i.step === "switched");
+  if (toFinish.length) {
+    await mapLimit(toFinish, 32, async (item) => {
+      await releaseLocks(ctx, item);
+    });
+    await ctx.db.transaction(async (tx) => {
+      await tx.update(infraComponents).set({ stateHold: null }).where(and(inArray(infraComponents.id, toFinish.map((i) => i.componentId)), eq(infraComponents.stateHold, ctx.move.id)));
+      await advance(ctx, toFinish, "switched", "done", tx);
+      await notifyQueue(tx, ctx.move.orgId);
+    });
+    await stepDone("done");
+  }
+}
+
+/** Locks the source state for the item; answers why it could not, or null. */
+async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null> {
+  try {
+    const store = await storeOf(ctx, item.fromBackendId);
+    await store.lock(item.fromKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
+      if (e instanceof StateLockedError && e.holder.ID === item.id) return e.holder;
+      throw e;
+    });
+    return null;
+  } catch (e) {
+    if (e instanceof StateLockedError) {
+      const [row] = await ctx.db.select({ job: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, item.componentId));
+      const byJob = row?.job ?? /^job (\S+)$/.exec(e.holder.Who)?.[1];
+      return byJob
+        ? `Nothing was moved for component ${item.component}: its state is locked by job ${byJob}; retry when it ends.`
+        : `Nothing was moved for component ${item.component}: its state is locked by ${e.holder.Who} (lock ${e.holder.ID}, ${e.holder.Operation}). Retry when that run ends, or force-unlock it if nothing runs.`;
+    }
+    return `Nothing was moved for component ${item.component}: its state could not be locked (${(e as Error).message}). Retry the move.`;
+  }
+}
+
+/** Copies the item's state; answers what was copied, or why not. */
+async function copyItem(ctx: RunContext, item: RunItem): Promise<{ checksum: string; size: number; serial: number } | string> {
+  const toName = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
+  try {
+    const source = await storeOf(ctx, item.fromBackendId);
+    const dest = await storeOf(ctx, item.toBackendId);
+    const state = await source.read(item.fromKey);
+    if (!state) return `Nothing was moved for component ${item.component}: its state under ${item.fromKey} is gone. Run a job of the component to write one, then retry.`;
+    try {
+      await dest.lock(item.toKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
+    } catch (e) {
+      if (!(e instanceof StateLockedError)) throw e;
+      if (e.holder.ID !== item.id) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
+    }
+    const there = await dest.read(item.toKey);
+    if (there && there.checksum !== state.checksum) {
+      await dest.unlock(item.toKey, item.id).catch(() => {});
+      return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
+    }
+    // The destination is empty (or already holds exactly these bytes) and the lock is ours: nothing the write rules could refuse.
+    if (!there) await dest.write(item.toKey, state);
+    return { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
+  } catch (e) {
+    return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${(e as Error).message}). Check the backend's access in Settings → State Backends, then retry.`;
+  }
+}
+
+/** Releases the item's locks on both sides (a lock that is gone is already released). */
+async function releaseLocks(ctx: RunContext, item: RunItem) {
+  for (const [backendId, key] of [
+    [item.toBackendId, item.toKey],
+    [item.fromBackendId, item.fromKey],
+  ] as const) {
+    try {
+      const store = await storeOf(ctx, backendId);
+      if ((await store.lockHolder(key))?.ID === item.id) await store.unlock(key, item.id);
+    } catch {
+      // best effort: a lock left behind is ours by ID, and a retry releases it
+    }
+  }
+}
+
+async function failItem(ctx: RunContext, item: RunItem, reason: string) {
+  await releaseLocks(ctx, item);
+  await ctx.db.transaction(async (tx) => {
+    await tx.update(stateMoveItems).set({ step: "failed", error: reason, updatedAt: new Date() }).where(eq(stateMoveItems.id, item.id));
+    await tx.update(infraComponents).set({ stateHold: null }).where(and(eq(infraComponents.id, item.componentId), eq(infraComponents.stateHold, ctx.move.id)));
+    await recordAudit(tx, ctx.actor, { action: "state.move.item_failed", targetType: "state_move_item", targetId: item.id, summary: reason, changes: { moveId: ctx.move.id, componentId: item.componentId } });
+    await notifyMove(tx, ctx.move.orgId, ctx.move.id);
+    await notifyQueue(tx, ctx.move.orgId);
+  });
+  item.step = "failed";
+  item.error = reason;
+}
+
+async function endMove(ctx: RunContext) {
+  await ctx.db.transaction(async (tx) => {
+    const counts = await tx.select({ step: stateMoveItems.step, n: sql<number>`count(*)::int` }).from(stateMoveItems).where(eq(stateMoveItems.moveId, ctx.move.id)).groupBy(stateMoveItems.step);
+    const n = (s: string) => Number(counts.find((c) => c.step === s)?.n ?? 0);
+    if (counts.some((c) => ["pending", "held", "locked", "copied", "switched"].includes(c.step) && Number(c.n) > 0)) return;
+    const status = n("failed") ? "failed" : "succeeded";
+    const [ended] = await tx.update(stateMoves).set({ status, finishedAt: new Date(), updatedAt: new Date() }).where(and(eq(stateMoves.id, ctx.move.id), eq(stateMoves.status, "running"))).returning();
+    if (!ended) return;
+    await recordAudit(tx, ctx.actor, {
+      action: "state.move.end",
+      targetType: "state_move",
+      targetId: ctx.move.id,
+      summary: status === "succeeded" ? `State move ${ctx.move.id} succeeded: ${n("done")} states moved` : `State move ${ctx.move.id} failed: ${n("done")} states moved, ${n("failed")} failed (retry them)`,
+      changes: { status, done: n("done"), failed: n("failed") },
+    });
+    await notifyMove(tx, ctx.move.orgId, ctx.move.id);
+  });
+}
+
+// ── Retry and rollback ──────────────────────────────────────────────────────────────────────────
+
+export const moveIdInput = z.object({ id: z.string().min(1) });
+export const rollbackInput = z.object({ id: z.string().min(1), itemId: z.string().min(1) });
+
+async function moveRow(db: Queryable, orgId: string, id: string): Promise<MoveRow> {
+  const [m] = await db.select().from(stateMoves).where(and(eq(stateMoves.id, id), eq(stateMoves.orgId, orgId)));
+  if (!m) throw notFound(`State move ${id}`, "Check the id (Settings → State Backends shows the latest move)");
+  return m;
+}
+
+/** Runs a failed move's failed items again. */
+export async function retryMove(db: Database, actor: Actor, raw: z.input<typeof moveIdInput>, opts: RunOptions = {}) {
+  const input = moveIdInput.parse(raw);
+  const move = await moveRow(db, actor.orgId, input.id);
+  if (move.status !== "failed") throw conflict(`Nothing was retried: state move ${move.id} is ${move.status}, and only a failed move's failed items can be retried.`);
+  const refusal = await runningMoveRefusal(db, actor.orgId);
+  if (refusal) throw refusal;
+  try {
+    await db.transaction(async (tx) => {
+      const again = await tx.update(stateMoveItems).set({ step: "pending", error: null, updatedAt: new Date() }).where(and(eq(stateMoveItems.moveId, move.id), eq(stateMoveItems.step, "failed"))).returning({ id: stateMoveItems.id });
+      await tx.update(stateMoves).set({ status: "running", finishedAt: null, updatedAt: new Date() }).where(eq(stateMoves.id, move.id));
+      await recordAudit(tx, actor, { action: "state.move.retry", targetType: "state_move", targetId: move.id, summary: `Retried ${again.length} failed items of state move ${move.id}`, changes: { items: again.length } });
+      await notifyMove(tx, actor.orgId, move.id);
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw (await runningMoveRefusal(db, actor.orgId)) ?? e;
+    throw e;
+  }
+  launchMove(db, move.id, opts);
+  return getMove(db, actor, { id: move.id });
+}
+
+/** Switches one moved component back to Planton-managed storage, copying back what was written since the move. */
+export async function rollbackItem(db: Database, actor: Actor, raw: z.input<typeof rollbackInput>) {
+  const input = rollbackInput.parse(raw);
+  const move = await moveRow(db, actor.orgId, input.id);
+  const [row] = await db
+    .select({ item: stateMoveItems, comp: infraComponents, obj: stateObjects })
+    .from(stateMoveItems)
+    .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
+    .leftJoin(stateObjects, eq(stateObjects.componentId, stateMoveItems.componentId))
+    .where(and(eq(stateMoveItems.id, input.itemId), eq(stateMoveItems.moveId, move.id)));
+  if (!row) throw notFound(`Item ${input.itemId} of state move ${move.id}`, "Check the id (GET /state-moves/{id} lists the items)");
+  const { item, comp, obj } = row;
+  const nothing = `Nothing was rolled back for component ${comp.name}`;
+  if (item.step !== "done") throw conflict(`${nothing}: its move is ${item.step}, and only a component whose move is done can be rolled back.`);
+  const from = (await db.select().from(stateBackends).where(eq(stateBackends.id, item.fromBackendId)))[0];
+  const to = (await db.select().from(stateBackends).where(eq(stateBackends.id, item.toBackendId)))[0];
+  if (!from || from.kind !== PLANTON_MANAGED_KIND || !obj?.state || obj.movedToBackendId !== item.toBackendId || comp.stateBackendId !== item.toBackendId) {
+    throw conflict(`${nothing}: its Planton-managed copy is no longer kept, or the component was moved again since. Move it with planton tofu state migrate-backend ${comp.name} --to <backend> instead.`);
+  }
+  if (!to) throw conflict(`${nothing}: the backend it was moved to was deleted, so its current state cannot be read.`);
+  const busy = await db.select({ id: infraJobs.id }).from(infraJobs).where(and(eq(infraJobs.componentId, comp.id), sql`(${infraJobs.status} = 'running' or (${infraJobs.status} = 'awaiting_approval' and ${infraJobs.startedAt} is not null))`));
+  if (busy.length) throw conflict(`${nothing}: job ${busy[0].id} is running on it. Roll back when the job ends.`);
+
+  const lockId = `rollback-${item.id}`;
+  const pm = new PlantonManagedStore(db, actor.orgId, actor.label);
+  const dest = await openStore(db, to);
+  let copiedBack: { serial: number; checksum: string } | null = null;
+  try {
+    try {
+      await dest.lock(item.toKey, { ID: lockId, Operation: MOVE_LOCK_OPERATION, Who: `rollback of state move ${move.id} by ${actor.label}` });
+    } catch (e) {
+      if (e instanceof StateLockedError) throw conflict(`${nothing}: its state on ${to.name} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Roll back when that run ends.`);
+      throw e;
+    }
+    try {
+      const current = await dest.read(item.toKey);
+      if (current && current.checksum !== item.checksum) {
+        // Written on the new backend since the move: bring it back first, so nothing is lost.
+        await pm.lock(obj.key, { ID: lockId, Operation: MOVE_LOCK_OPERATION, Who: `rollback of state move ${move.id} by ${actor.label}` });
+        try {
+          await pm.write(obj.key, current);
+          copiedBack = { serial: current.serial, checksum: current.checksum };
+        } finally {
+          await pm.unlock(obj.key, lockId).catch(() => {});
+        }
+      }
+      await db.transaction(async (tx) => {
+        await tx.update(infraComponents).set({ stateBackendId: from.id, stateKey: null, updatedAt: new Date() }).where(eq(infraComponents.id, comp.id));
+        await tx.update(stateObjects).set({ movedToBackendId: null, movedAt: null, updatedAt: new Date() }).where(eq(stateObjects.id, obj.id));
+        await tx.update(stateMoveItems).set({ step: "rolled_back", updatedAt: new Date() }).where(eq(stateMoveItems.id, item.id));
+        await recordAudit(tx, actor, {
+          action: "state.move.rollback",
+          targetType: "state_move_item",
+          targetId: item.id,
+          summary: `Rolled ${comp.name}'s state back from ${to.name} to Planton-managed storage${copiedBack ? ` (serial ${copiedBack.serial}, written on ${to.name} since the move, copied back first)` : ""}`,
+          changes: { moveId: move.id, componentId: comp.id, from: to.name, to: from.name, copiedBack },
+        });
+        await notifyMove(tx, actor.orgId, move.id);
+      });
+    } finally {
+      await dest.unlock(item.toKey, lockId).catch(() => {});
+    }
+  } finally {
+    await dest.close?.();
+  }
+  return getMove(db, actor, { id: move.id });
+}
+
+// ── Reading ─────────────────────────────────────────────────────────────────────────────────────
+
+async function moveView(db: Queryable, move: MoveRow) {
+  const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
+  const rows = await db
+    .select({
+      item: stateMoveItems,
+      component: infraComponents.name,
+      environment: environments.name,
+      backendNow: infraComponents.stateBackendId,
+      movedTo: stateObjects.movedToBackendId,
+      kept: sql<boolean>`${stateObjects.state} is not null`,
+    })
+    .from(stateMoveItems)
+    .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .leftJoin(stateObjects, eq(stateObjects.componentId, stateMoveItems.componentId))
+    .where(eq(stateMoveItems.moveId, move.id))
+    .orderBy(asc(environments.name), asc(infraComponents.name));
+  const name = (id: string) => backends.get(id)?.name ?? id;
+  const items = rows.map(({ item, ...r }) => ({
+    id: item.id,
+    componentId: item.componentId,
+    component: r.component,
+    environment: r.environment,
+    provisioner: item.provisioner as Provisioner,
+    from: name(item.fromBackendId),
+    to: name(item.toBackendId),
+    fromKey: item.fromKey,
+    toKey: item.toKey,
+    size: item.size,
+    serial: item.serial,
+    checksum: item.checksum,
+    step: item.step as Step,
+    error: item.error,
+    canRollBack: item.step === "done" && backends.get(item.fromBackendId)?.kind === PLANTON_MANAGED_KIND && !!r.kept && r.movedTo === item.toBackendId && r.backendNow === item.toBackendId,
+  }));
+  return {
+    id: move.id,
+    status: move.status as "running" | "succeeded" | "failed",
+    scope: move.scope as Scope,
+    destinations: Object.fromEntries(Object.entries(move.destinations).map(([p, id]) => [p, name(id)])),
+    startedBy: move.startedByLabel,
+    createdAt: move.createdAt,
+    finishedAt: move.finishedAt,
+    progress: {
+      total: items.length,
+      done: items.filter((i) => i.step === "done").length,
+      failed: items.filter((i) => i.step === "failed").length,
+      rolledBack: items.filter((i) => i.step === "rolled_back").length,
+    },
+    items,
+  };
+}
+
+export async function getMove(db: Queryable, actor: Actor, raw: z.input<typeof moveIdInput>) {
+  const input = moveIdInput.parse(raw);
+  return moveView(db, await moveRow(db, actor.orgId, input.id));
+}
+
+/** The running move, else the latest; and how many states are still on Planton-managed storage. */
+export async function currentMove(db: Queryable, actor: Actor) {
+  const [running] = await db.select().from(stateMoves).where(and(eq(stateMoves.orgId, actor.orgId), eq(stateMoves.status, "running")));
+  const [latest] = running ? [running] : await db.select().from(stateMoves).where(eq(stateMoves.orgId, actor.orgId)).orderBy(desc(stateMoves.createdAt), desc(stateMoves.id)).limit(1);
+  const [{ n }] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(stateObjects)
+    .where(and(eq(stateObjects.orgId, actor.orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)));
+  return { move: latest ? await moveView(db, latest) : null, remainingOnPlanton: Number(n) };
+}
