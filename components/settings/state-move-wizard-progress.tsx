@@ -15,6 +15,7 @@ import { Spinner } from "@/components/ui/spinner";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { useDeleteDialog } from "./delete-dialog";
+import { KeyCell } from "./state-move-wizard-review";
 import { NOTHING_LEFT, type StateMove, type StateMoveItem } from "./state-move-wizard-live";
 
 /** Rows drawn at most: a move of thousands shows its failures and the first of the rest (the counts cover all). */
@@ -50,6 +51,7 @@ export function MoveProgress({
   const running = move.status === "running";
   const { total, done, failed, rolledBack } = move.progress;
   const settled = done + failed + rolledBack;
+  const inFlight = move.items.filter((i) => STEP_SHOWN[i.step].busy).length;
   const percent = total ? Math.round((settled / total) * 100) : 100;
 
   const retry = useMutation(trpc.stateMoves.retry.mutationOptions({ onSuccess: (m) => show(m), onError: (err) => toast.error(messageOf(err)) }));
@@ -88,6 +90,7 @@ export function MoveProgress({
             <span data-testid="move-counts">
               {done} of {total} moved{failed ? `, ${failed} failed` : ""}
               {rolledBack ? `, ${rolledBack} rolled back` : ""}
+              {running && inFlight ? <span className="text-slate-500"> · {inFlight} in progress</span> : null}
             </span>
             <span className="tabular-nums">{percent}%</span>
           </div>
@@ -128,9 +131,7 @@ export function MoveProgress({
                     <Badge tone={envTone(i.environment)}>{i.environment}</Badge>
                   </Td>
                   <Td>{i.provisioner}</Td>
-                  <Td className="font-mono text-xs" title={`${i.to}: ${i.toKey}`}>
-                    <span className="text-slate-500">{i.to}:</span> {i.toKey}
-                  </Td>
+                  <KeyCell backend={i.to} stateKey={i.toKey} />
                   <Td className="text-right tabular-nums">{formatBytes(i.size)}</Td>
                   <Td className="max-w-md whitespace-normal!">
                     <Badge tone={step.tone}>

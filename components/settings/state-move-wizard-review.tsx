@@ -9,6 +9,16 @@ import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { FormAlert } from "./shared";
 import type { DryRun } from "./state-move-wizard-live";
 
+/** A backend and a key in it; long keys (Planton-managed ones hold two ids) wrap inside the cell. */
+export function KeyCell({ backend, stateKey }: { backend: string; stateKey: string }) {
+  return (
+    <Td className="min-w-48 max-w-sm whitespace-normal!" title={`${backend}: ${stateKey}`}>
+      <span className="block text-xs font-medium text-slate-500">{backend}</span>
+      <span className="block font-mono text-xs break-all text-slate-700">{stateKey}</span>
+    </Td>
+  );
+}
+
 /** Rows drawn at most; the totals cover every state (the CLI's dry run lists them all). */
 const MAX_ROWS = 500;
 
@@ -43,12 +53,8 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
                   <Badge tone={envTone(i.environment)}>{i.environment}</Badge>
                 </Td>
                 <Td>{i.provisioner}</Td>
-                <Td className="font-mono text-xs" title={`${i.from}: ${i.fromKey}`}>
-                  <span className="text-slate-500">{i.from}:</span> {i.fromKey}
-                </Td>
-                <Td className="font-mono text-xs" title={`${i.to}: ${i.toKey}`}>
-                  <span className="text-slate-500">{i.to}:</span> {i.toKey}
-                </Td>
+                <KeyCell backend={i.from} stateKey={i.fromKey} />
+                <KeyCell backend={i.to} stateKey={i.toKey} />
                 <Td className="text-right tabular-nums">{formatBytes(i.size)}</Td>
                 <Td className="text-right tabular-nums">{i.serial ?? "–"}</Td>
               </tr>
