@@ -7,11 +7,13 @@
 // the move's lock of that state waits there. The move works in chunks, so the chunks without that state
 // finish while the held one waits: the bar stands part-way until the test commits.
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { eq, sql } from "drizzle-orm";
 import { openDatabase, type DatabaseHandle } from "../db/client";
-import { users } from "../db/schema";
+import { iacModules, organizations, users } from "../db/schema";
+import { newId } from "../lib/ids";
 import type { Actor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
 import { createJob } from "../server/services/jobs/create-job";
@@ -24,7 +26,7 @@ import { plantonManagedKey, PlantonManagedStore } from "../server/services/state
 import { storedStateOf } from "../state-backends/rules";
 import { startS3rver, type S3Server } from "../test/object-stores";
 import { addMember } from "./db";
-import { e2eState, screenshot, signIn } from "./support";
+import { e2eGates, e2eState, screenshot, signIn } from "./support";
 
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
@@ -79,8 +81,10 @@ test.beforeAll(async () => {
 });
 
 let held: { release: () => Promise<void> } | null = null;
+const gates = e2eGates();
 
 test.afterAll(async () => {
+  gates.release("late-site");
   await held?.release();
   await s3?.stop();
 });
@@ -202,4 +206,62 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await page.goto(`${s.baseURL}/o/${ORG}/settings/connections`);
   await page.goto(wizardUrl());
   await expect(page.getByText("Nothing left on Planton-managed storage")).toBeVisible();
+});
+
+test("a state locked by a running job fails its move with the reason; Retry failed moves it once the job ends, and a rollback puts it back", async ({ page }) => {
+  const s = e2eState();
+  const h = await openDatabase({ url: s.dbUrl, migrate: false });
+  try {
+    const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, ORG));
+    const [admin] = await h.db.select().from(users).where(eq(users.email, s.email));
+    const actor: Actor = { userId: admin.id, label: s.email, orgId: org.id, role: "admin" };
+    // The platform's static-site module with a test gate named by the site (as e2e/jobs.spec.ts has it):
+    // an apply waits there, holding the component's state lock, while the test holds the gate.
+    const dir = path.join(s.dataDir, "modules", "static-site-gated-move");
+    fs.mkdirSync(dir, { recursive: true });
+    for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
+    const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
+    fs.writeFileSync(path.join(dir, "main.tf"), `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"));
+    await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated-move", provisioner: "builtin" as const, version: "1.0.1", source: dir });
+    // A new component keeps its state on Planton-managed storage (the organization's default is unchanged).
+    const late = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "late-site", spec: { site_name: "late-site", title: "late" }, connection: "local-files" });
+    const first = await createJob(h.db, actor, { componentId: late.id, operation: "update" });
+    await expect.poll(async () => (await getJob(h.db, org.id, first.id)).result, { timeout: 120_000 }).toBe("succeeded");
+    gates.hold("late-site");
+    const second = await createJob(h.db, actor, { componentId: late.id, operation: "update", versionMessage: "the job the move meets" });
+    await gates.held("late-site");
+
+    await signIn(page, s.email, s.password);
+    await page.goto(wizardUrl());
+    await expect(page.getByTestId("move-result")).toContainText("1 state is still on Planton-managed storage");
+    await page.getByRole("button", { name: "Move the rest" }).click();
+    await chooseDestination(page);
+    await page.getByRole("button", { name: "Review the dry run" }).click();
+    await expect(page.getByTestId("dry-run-item")).toHaveCount(1);
+    await page.getByRole("button", { name: /Start the move/ }).click();
+
+    // The job holds the state's lock: the move leaves it where it is and says why.
+    const result = page.getByTestId("move-result");
+    await expect(result).toContainText("1 of 1 states did not move");
+    const item = page.getByTestId("move-item").filter({ hasText: "late-site" });
+    await expect(item).toHaveAttribute("data-step", "failed");
+    await expect(item).toContainText(`Nothing was moved for component late-site: its state is locked by job ${second.id}; retry when it ends.`);
+    await screenshot(page, "state-move-wizard-4-failed");
+
+    gates.release("late-site");
+    await expect.poll(async () => (await getJob(h.db, org.id, second.id)).result, { timeout: 120_000 }).toBe("succeeded");
+    await page.getByRole("button", { name: "Retry failed" }).click();
+    await expect(item).toHaveAttribute("data-step", "done", { timeout: 60_000 });
+    await expect(page.getByText("Nothing left on Planton-managed storage")).toBeVisible();
+
+    // Per-component rollback while the old copy exists: the state goes back to Planton-managed storage.
+    await item.getByRole("button", { name: "Roll back late-site (dev)" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Roll back" }).click();
+    await expect(item).toHaveAttribute("data-step", "rolled_back");
+    await expect(result).toContainText("1 state is still on Planton-managed storage");
+    await screenshot(page, "state-move-wizard-rolled-back");
+  } finally {
+    gates.release("late-site");
+    await h.close();
+  }
 });
