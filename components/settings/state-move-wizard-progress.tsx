@@ -166,13 +166,14 @@ export function MoveProgress({
 }
 
 function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMove }: { move: StateMove; remainingOnPlanton: number; admin: boolean; retry: () => void; retrying: boolean; onNewMove?: () => void }) {
-  const { total, done, failed } = move.progress;
+  const { total, done, failed, rolledBack } = move.progress;
+  const back = rolledBack ? `; ${rolledBack} rolled back to Planton-managed storage` : "";
   return (
     <div className="mb-6 space-y-3" data-testid="move-result">
       {failed > 0 ? (
         <div role="alert" className="rounded-md bg-rose-50 p-4 text-sm text-rose-900 ring-1 ring-rose-200">
           <p className="flex items-center gap-2 font-medium">
-            <AlertTriangle className="h-4 w-4" /> {failed} of {total} states did not move; {done} did.
+            <AlertTriangle className="h-4 w-4" /> {failed} of {total} states did not move; {done} did{back}.
           </p>
           <p className="mt-1">
             Each failed component kept its state on Planton-managed storage and its jobs run as before; the table below says why each one failed. Fix the cause, then retry them: the states that moved are not touched again.
@@ -185,7 +186,7 @@ function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMov
         </div>
       ) : (
         <p role="status" className="flex items-center gap-2 rounded-md bg-emerald-50 p-4 text-sm font-medium text-emerald-900 ring-1 ring-emerald-200">
-          <CheckCircle2 className="h-4 w-4" /> {done} of {total} states moved{move.finishedAt ? ` ${relativeTime(move.finishedAt)}` : ""}; every copy was read back and its checksum compared.
+          <CheckCircle2 className="h-4 w-4" /> {done} of {total} states moved{move.finishedAt ? ` ${relativeTime(move.finishedAt)}` : ""}{back}; every copy was read back and its checksum compared before its component switched.
         </p>
       )}
       {remainingOnPlanton === 0 ? (
