@@ -215,18 +215,18 @@ test("a state locked by a running job fails its move with the reason; Retry fail
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, ORG));
     const [admin] = await h.db.select().from(users).where(eq(users.email, s.email));
     const actor: Actor = { userId: admin.id, label: s.email, orgId: org.id, role: "admin" };
-    // The platform's static-site module with a test gate named by the site (as e2e/jobs.spec.ts has it):
-    // an apply waits there, holding the component's state lock, while the test holds the gate.
+    // A new component keeps its state on Planton-managed storage (the organization's default is unchanged).
+    const late = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "late-site", spec: { site_name: "late-site", title: "late" }, connection: "local-files" });
+    const first = await createJob(h.db, actor, { componentId: late.id, operation: "update" });
+    await expect.poll(async () => (await getJob(h.db, org.id, first.id)).result, { timeout: 120_000 }).toBe("succeeded");
+    // Then the platform's static-site module with a test gate named by the site (as e2e/jobs.spec.ts has
+    // it): the next update creates the gate and waits there, holding the state's lock, while the test holds it.
     const dir = path.join(s.dataDir, "modules", "static-site-gated-move");
     fs.mkdirSync(dir, { recursive: true });
     for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
     const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
     fs.writeFileSync(path.join(dir, "main.tf"), `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"));
     await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated-move", provisioner: "builtin" as const, version: "1.0.1", source: dir });
-    // A new component keeps its state on Planton-managed storage (the organization's default is unchanged).
-    const late = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "late-site", spec: { site_name: "late-site", title: "late" }, connection: "local-files" });
-    const first = await createJob(h.db, actor, { componentId: late.id, operation: "update" });
-    await expect.poll(async () => (await getJob(h.db, org.id, first.id)).result, { timeout: 120_000 }).toBe("succeeded");
     gates.hold("late-site");
     const second = await createJob(h.db, actor, { componentId: late.id, operation: "update", versionMessage: "the job the move meets" });
     await gates.held("late-site");
