@@ -257,6 +257,7 @@ test("a state locked by a running job fails its move with the reason; Retry fail
     // Per-component rollback while the old copy exists: the state goes back to Planton-managed storage.
     await item.getByRole("button", { name: "Roll back late-site (dev)" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Roll back" }).click();
+    await expect(page.getByRole("dialog")).toBeHidden();
     await expect(item).toHaveAttribute("data-step", "rolled_back");
     await expect(result).toContainText("1 state is still on Planton-managed storage");
     await screenshot(page, "state-move-wizard-rolled-back");

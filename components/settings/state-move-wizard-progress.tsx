@@ -58,7 +58,7 @@ export function MoveProgress({
   const rollback = useDeleteDialog<StateMoveItem, { org: string; id: string; itemId: string }>({
     title: (i) => `Roll back ${i.component} (${i.environment})?`,
     description: (i) =>
-      `Its state goes back to ${i.from} (${i.fromKey}), the copy it was moved from, and its jobs use that backend again. The copy on ${i.to} stays where it is. Only while no job has written the new copy can this happen.`,
+      `Its state goes back to ${i.from}, the copy it was moved from, and its jobs use that backend again; anything a job wrote to ${i.to} since the move is copied back first. The copy on ${i.to} stays where it is.`,
     confirmLabel: "Roll back",
     mutation: useMutation(trpc.stateMoves.rollback.mutationOptions({ onSuccess: (m) => show(m) })),
     variables: (i) => ({ org: org.slug, id: move.id, itemId: i.id ?? "" }),
@@ -186,7 +186,8 @@ function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMov
         </div>
       ) : (
         <p role="status" className="flex items-center gap-2 rounded-md bg-emerald-50 p-4 text-sm font-medium text-emerald-900 ring-1 ring-emerald-200">
-          <CheckCircle2 className="h-4 w-4" /> {done} of {total} states moved{move.finishedAt ? ` ${relativeTime(move.finishedAt)}` : ""}{back}; every copy was read back and its checksum compared before its component switched.
+          <CheckCircle2 className="h-4 w-4" /> {done} of {total} states moved{move.finishedAt ? ` ${relativeTime(move.finishedAt)}` : ""}{back}
+          {done > 0 ? "; every copy was read back and its checksum compared before its component switched." : "."}
         </p>
       )}
       {remainingOnPlanton === 0 ? (
