@@ -6,6 +6,8 @@ import { PlantonApiError } from "../lib/client";
 import { authCommand } from "./commands/auth";
 import { infraJobCommand } from "./commands/infra-job";
 import { runnerCommand } from "./commands/runner";
+import { addStateMoveCommands } from "./commands/state-move";
+import { stateBackendCommand } from "./commands/state-backend";
 import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
@@ -15,9 +17,11 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra job create cmp_01J… --operation update --tail\n");
   program.addCommand(authCommand());
-  const infra = program.command("infra").description("Infra Components and their jobs");
+  const infra = program.command("infra").description("Infra Components, their jobs and state backends");
   infra.addCommand(infraJobCommand());
+  infra.addCommand(stateBackendCommand());
   program.addCommand(runnerCommand());
+  addStateMoveCommands(program);
   return program;
 }
 

@@ -34,7 +34,7 @@ export function durationBetween(from: Date | string | null | undefined, to: Date
   return ms >= 0 ? formatDuration(ms) : "";
 }
 
-/** 512 B, 1.5 KiB, 3.2 MiB: a state's or a total's size, the same in the console and the CLI. */
+/** A size as the CLI and the console show it: 512 B, 3.2 KiB, 1.5 MiB. */
 export function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -3,7 +3,36 @@
 //   const review = await planton.jobs.getPlan(jobId);
 // Refusals throw PlantonApiError with the server's message as is.
 import { digestClaimed, sha256Of } from "../artifacts";
-import type { ArtifactRef, CreatedJob, CreateJobRequest, EventsPage, InfraJob, InfraJobPage, JobIacInput, PlanReview, PreflightResult, ProgressEvent, RerunRequest, ResumeRequest, ResumeResult, WhoAmI } from "./types";
+import type {
+  ArtifactRef,
+  CreatedJob,
+  CreateJobRequest,
+  CurrentStateMove,
+  EventsPage,
+  InfraJob,
+  InfraJobPage,
+  JobIacInput,
+  MigrateBackendResult,
+  PlanReview,
+  PreflightResult,
+  ProgressEvent,
+  RerunRequest,
+  ResumeRequest,
+  ResumeResult,
+  StateMove,
+  StateMoveDryRun,
+  WhoAmI,
+  CreateStateBackendRequest,
+  ForceUnlockResult,
+  PlantonManagedUsage,
+  StateBackend,
+  StateBackendAccessCheck,
+  StateBackendDeleted,
+  StateBackendList,
+  StateBackendSaved,
+  TestAccessRequest,
+  UpdateStateBackendRequest,
+} from "./types";
 import { readEventStream } from "./sse";
 
 export * from "./types";
@@ -83,6 +112,9 @@ export function createPlantonClient(opts: PlantonClientOptions) {
 
   const get = async <T>(path: string) => (await (await send("GET", path)).json()) as T;
   const post = async <T>(path: string, body: unknown = {}) => (await (await send("POST", path, { body })).json()) as T;
+  const put = async <T>(path: string, body: unknown = {}) => (await (await send("PUT", path, { body })).json()) as T;
+  const patch = async <T>(path: string, body: unknown = {}) => (await (await send("PATCH", path, { body })).json()) as T;
+  const del = async <T>(path: string) => (await (await send("DELETE", path)).json()) as T;
   const q = (s: string) => encodeURIComponent(s);
   /** `?a=1&b=x` of the values that are set. */
   const query = (params: Record<string, string | number | undefined>) => {
@@ -129,6 +161,33 @@ export function createPlantonClient(opts: PlantonClientOptions) {
     preflight: (input: { kind: string; environment?: string }) => get<PreflightResult>(`/preflight${query(input)}`),
     components: {
       listJobs: componentJobs,
+      /** Removes the lock on the component's state whatever its holder (admins; recorded). */
+      forceUnlockState: (componentId: string) => post<ForceUnlockResult>(`/components/${q(componentId)}/state/force-unlock`),
+    },
+    stateBackends: {
+      list: () => get<StateBackendList>("/state-backends"),
+      get: (name: string) => get<StateBackend>(`/state-backends/${q(name)}`),
+      /** Creates a backend after its access test passes; a failing test saves nothing and is refused. */
+      create: (input: CreateStateBackendRequest) => post<StateBackendSaved>("/state-backends", input),
+      update: (name: string, input: UpdateStateBackendRequest) => patch<StateBackendSaved>(`/state-backends/${q(name)}`, input),
+      delete: (name: string) => del<StateBackendDeleted>(`/state-backends/${q(name)}`),
+      /** The access test on a saved backend ({ name }) or an unsaved one ({ kind, config, connection }). */
+      testAccess: (input: TestAccessRequest) => post<StateBackendAccessCheck>("/state-backends/test-access", input),
+      setDefault: (provisioner: string, backend: string) => put<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`, { backend }),
+      unsetDefault: (provisioner: string) => del<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`),
+      plantonManaged: () => get<PlantonManagedUsage>("/state-backends/planton-managed"),
+    },
+    stateMoves: {
+      /** What moving every state off Planton-managed storage would do; `to` is the backend name per provisioner ("*": the one in use). */
+      dryRun: (to: Record<string, string>) => post<StateMoveDryRun>("/state-moves/dry-run", { to }),
+      start: (to: Record<string, string>) => post<StateMove>("/state-moves", { to }),
+      /** The running move, else the latest, and how many states are left on Planton-managed storage. */
+      current: () => get<CurrentStateMove>("/state-moves/current"),
+      get: (moveId: string) => get<StateMove>(`/state-moves/${q(moveId)}`),
+      retry: (moveId: string) => post<StateMove>(`/state-moves/${q(moveId)}/retry`),
+      rollback: (moveId: string, itemId: string) => post<StateMove>(`/state-moves/${q(moveId)}/items/${q(itemId)}/rollback`),
+      /** One component's state to another backend (or only the dry run). */
+      migrateBackend: (componentId: string, input: { to: string; dryRun?: boolean }) => post<MigrateBackendResult>(`/components/${q(componentId)}/state/migrate-backend`, input),
     },
     jobs: {
       /** A component's jobs, newest first (as components.listJobs). */

@@ -18,7 +18,20 @@ import type {
   rerunBody,
   whoAmISchema,
 } from "../api/schemas";
+import type {
+  accessCheckSchema,
+  forceUnlockSchema,
+  plantonManagedUsageSchema,
+  stateBackendBody,
+  stateBackendDeletedSchema,
+  stateBackendListSchema,
+  stateBackendPatch,
+  stateBackendSavedSchema,
+  stateBackendSchema,
+  testAccessBody,
+} from "../api/state-schemas";
 import type { Answer } from "../api/wire";
+import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
 
 export type { JobActions } from "../job-actions";
 export type { NotExecuted } from "../delete-protection";
@@ -43,3 +56,19 @@ export type JobIacInput = Answer<typeof iacInputSchema>;
 export type CreateJobRequest = z.input<typeof createJobBody>;
 export type ResumeRequest = z.input<typeof resumeBody>;
 export type RerunRequest = z.input<typeof rerunBody>;
+
+export type StateMove = Answer<typeof stateMoveSchema>;
+export type StateMoveItem = Answer<typeof moveItemSchema>;
+export type StateMoveDryRun = Answer<typeof dryRunSchema>;
+export type CurrentStateMove = Answer<typeof currentMoveSchema>;
+export type MigrateBackendResult = Answer<typeof migrateBackendResultSchema>;
+export type StateBackend = Answer<typeof stateBackendSchema>;
+export type StateBackendList = Answer<typeof stateBackendListSchema>;
+export type StateBackendSaved = Answer<typeof stateBackendSavedSchema>;
+export type StateBackendDeleted = Answer<typeof stateBackendDeletedSchema>;
+export type StateBackendAccessCheck = Answer<typeof accessCheckSchema>;
+export type PlantonManagedUsage = Answer<typeof plantonManagedUsageSchema>;
+export type ForceUnlockResult = Answer<typeof forceUnlockSchema>;
+export type CreateStateBackendRequest = z.input<typeof stateBackendBody>;
+export type UpdateStateBackendRequest = Omit<z.input<typeof stateBackendPatch>, "name">;
+export type TestAccessRequest = z.input<typeof testAccessBody>;

@@ -2,13 +2,16 @@
 // OpenAPI document it serves is valid and lists every public procedure and every route under
 // /api/v1; every method of the typed client (lib/client) is called, and each answer matches the
 // document's schema for its route. A new client method without a case here fails the last test.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { createPlantonClient, PlantonApiError, type PlantonClient } from "../../lib/client";
+import { stateBackends } from "../../db/schema";
+import { newId } from "../../lib/ids";
 import { publicProcedures } from "../../server/public-api/openapi";
 import { startJobStack, type JobStack } from "./harness";
 
@@ -174,6 +177,90 @@ describe("the typed client against the real server", () => {
     const bare = await fetch(`${stack.server.url}/api/v1/jobs/${jobId}/rerun`, { method: "POST", headers: { authorization: `Bearer ${await stack.tokenFor("engineer")}` } });
     expect(bare.status).toBe(201);
     await stack.finished((await bare.json()).id);
+  });
+
+  it("moves the states off Planton-managed storage: dry run, start, current, get, retry, rollback, migrate-backend", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const dir = (name: string) => path.join(stack.infraRoot, "backends", name);
+    await stack.t.db.insert(stateBackends).values([
+      { id: newId("stateBackend"), orgId: stack.org.orgId, name: "contract-local", kind: "local", config: { path: dir("a") } },
+      { id: newId("stateBackend"), orgId: stack.org.orgId, name: "contract-other", kind: "local", config: { path: dir("b") } },
+    ]);
+    const dry = await admin.stateMoves.dryRun({ "*": "contract-local" });
+    expect(dry.items.map((i) => i.component).sort()).toEqual(["gated", "site"]);
+    conforms("post", "/state-moves/dry-run", 200, dry);
+    // A different state already at gated's destination key: its item fails, and a retry after it is gone moves it.
+    const conflicting = path.join(dir("a"), "dev", "gated", "terraform.tfstate");
+    fs.mkdirSync(path.dirname(conflicting), { recursive: true });
+    fs.writeFileSync(conflicting, JSON.stringify({ version: 4, serial: 1, lineage: "someone-else", resources: [] }));
+    const started = await admin.stateMoves.start({ builtin: "contract-local" });
+    conforms("post", "/state-moves", 201, started);
+    const ended = async (id: string) => vi.waitFor(async () => {
+      const now = await admin.stateMoves.current();
+      if (now.move?.id !== id || now.move.status === "running") throw new Error("the move still runs");
+      return now;
+    }, { timeout: 60_000, interval: 100 });
+    const failed = await ended(started.id);
+    conforms("get", "/state-moves/current", 200, failed);
+    expect(failed.move!.status).toBe("failed");
+    expect(failed.move!.items.find((i) => i.component === "gated")!.error).toMatch(/already holds a different state/);
+    fs.rmSync(conflicting);
+    const retried = await admin.stateMoves.retry(started.id);
+    conforms("post", "/state-moves/{id}/retry", 200, retried);
+    expect((await ended(started.id)).move!.status).toBe("succeeded");
+    const got = await admin.stateMoves.get(started.id);
+    conforms("get", "/state-moves/{id}", 200, got);
+    expect(got.progress).toMatchObject({ total: 2, done: 2, failed: 0 });
+    const site = got.items.find((i) => i.component === "site")!;
+    const rolled = await admin.stateMoves.rollback(started.id, site.id!);
+    conforms("post", "/state-moves/{id}/items/{itemId}/rollback", 200, rolled);
+    const gatedDry = await admin.stateMoves.migrateBackend(stack.ids.gated, { to: "contract-other", dryRun: true });
+    expect(gatedDry.dryRun!.items[0]).toMatchObject({ from: "contract-local", to: "contract-other" });
+    conforms("post", "/components/{componentId}/state/migrate-backend", 200, gatedDry);
+    const viewer = createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("viewer") });
+    const refused = await viewer.stateMoves.start({ "*": "contract-other" }).catch((e: PlantonApiError) => e);
+    expect(refused).toMatchObject({ status: 403 });
+    conforms("get", "/state-moves/current", 200, await viewer.stateMoves.current());
+  });
+
+  it("manages state backends as an admin: create, get, update, test access, defaults, Planton-managed usage, force-unlock, delete", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "planton-contract-backends-"));
+    try {
+      const created = await admin.stateBackends.create({ name: "contract-files", kind: "local", config: { path: path.join(root, "a") } });
+      expect(created.access.ok).toBe(true);
+      conforms("post", "/state-backends", 201, created);
+      conforms("get", "/state-backends/{name}", 200, await admin.stateBackends.get("contract-files"));
+      const updated = await admin.stateBackends.update("contract-files", { config: { path: path.join(root, "b") } });
+      expect(updated.backend.config.path).toBe(path.join(root, "b"));
+      conforms("patch", "/state-backends/{name}", 200, updated);
+      const check = await admin.stateBackends.testAccess({ name: "contract-files" });
+      expect(check.steps.map((s) => s.step)).toEqual(["open", "write", "read", "compare", "delete"]);
+      conforms("post", "/state-backends/test-access", 200, check);
+      const withDefault = await admin.stateBackends.setDefault("tofu", "contract-files");
+      expect(withDefault.defaults.tofu).toBe("contract-files");
+      conforms("put", "/state-backends/defaults/{provisioner}", 200, withDefault);
+      const unset = await admin.stateBackends.unsetDefault("tofu");
+      expect(unset.defaults.tofu).toBe("planton-managed");
+      conforms("delete", "/state-backends/defaults/{provisioner}", 200, unset);
+      const list = await client.stateBackends.list();
+      expect(list.backends.map((b) => b.name)).toEqual(["contract-files", "planton-managed"]);
+      conforms("get", "/state-backends", 200, list);
+      // The site's update job wrote its state on Planton-managed storage.
+      const usage = await client.stateBackends.plantonManaged();
+      expect(usage.states.map((s) => s.component)).toContain("site");
+      conforms("get", "/state-backends/planton-managed", 200, usage);
+      const unlocked = await admin.components.forceUnlockState(stack.ids.site);
+      expect(unlocked).toEqual({ componentId: stack.ids.site, released: null });
+      conforms("post", "/components/{componentId}/state/force-unlock", 200, unlocked);
+      const refused = await client.stateBackends.delete("contract-files").then(() => null, (e: PlantonApiError) => [e.status, e.message]);
+      expect(refused).toEqual([403, expect.stringContaining("this needs the admin role")]);
+      const deleted = await admin.stateBackends.delete("contract-files");
+      expect(deleted).toEqual({ name: "contract-files", deleted: true });
+      conforms("delete", "/state-backends/{name}", 200, deleted);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("called every method of the client", () => {

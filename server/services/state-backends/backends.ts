@@ -33,9 +33,13 @@ function plantonManagedRefusal(name: string, verb: "created" | "changed" | "dele
   );
 }
 
+/** What was typed, cut short when it is long, for a refusal to echo. */
+const shortened = (v: string) => (v.length > 60 ? `${v.slice(0, 57)}…` : v);
+
 function kindOf(kind: string, name: string, verb: Verb): StateBackendKind {
   if (kind === PLANTON_MANAGED_KIND) throw plantonManagedRefusal(name, "created", "kind");
-  if (!isStateBackendKind(kind)) throw badRequest(`${notDone(name, verb)}: there is no state backend kind ${kind}. Pick one of ${CREATABLE.join(", ")}.`, "kind");
+  // The kinds are listed where the fix is made (the list names the database kind, which a refusal echoing odd input should not).
+  if (!isStateBackendKind(kind)) throw badRequest(`${notDone(name, verb)}: there is no state backend kind ${shortened(kind)}. Pick one of the kinds planton infra state-backend create --help lists, or choose one in Settings → State Backends.`, "kind");
   return kind;
 }
 
@@ -68,14 +72,14 @@ async function connectionFor(db: Queryable, orgId: string, kind: StateBackendKin
   const providerTitle = CONNECTION_PROVIDERS[provider]?.title ?? provider;
   if (!connection) {
     throw badRequest(
-      `${notDone(name, verb)}: the ${title} kind takes its credentials from a ${providerTitle} connection, and none was named. Name one (--connection <name>), or create a ${provider} connection in Settings → Connections first.`,
+      `${notDone(name, verb)}: the ${title} kind takes its credentials from ${a(providerTitle)} connection, and none was named. Name one (--connection <name>), or create ${a(provider)} connection in Settings → Connections first.`,
       "connection",
     );
   }
   const [row] = await db.select().from(connections).where(and(eq(connections.orgId, orgId), eq(connections.name, connection)));
-  if (!row) throw badRequest(`${notDone(name, verb)}: there is no connection named ${connection}. Pick a ${provider} connection from Settings → Connections, or create one there.`, "connection");
+  if (!row) throw badRequest(`${notDone(name, verb)}: there is no connection named ${connection}. Pick ${a(provider)} connection from Settings → Connections, or create one there.`, "connection");
   if (row.provider !== provider) {
-    throw badRequest(`${notDone(name, verb)}: connection ${connection} is a ${row.provider} connection, and the ${title} kind needs a ${provider} one. Pick a ${provider} connection, or create one in Settings → Connections.`, "connection");
+    throw badRequest(`${notDone(name, verb)}: connection ${connection} is ${a(row.provider)} connection, and the ${title} kind needs ${a(provider)} one. Pick ${a(provider)} connection, or create one in Settings → Connections.`, "connection");
   }
   return row;
 }
@@ -95,6 +99,9 @@ export function componentsListed(cs: Pick<ServedComponent, "component" | "enviro
   const first = cs.slice(0, 10).map((c) => `${c.component} (${c.environment})`).join(", ");
   return cs.length > 10 ? `${first} and ${cs.length - 10} more` : first;
 }
+
+/** "a postgres", "an aws". */
+const a = (word: string) => `${/^[aeiou]/i.test(word) ? "an" : "a"} ${word}`;
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
@@ -258,7 +265,7 @@ export async function deleteStateBackend(db: Database, actor: Actor, input: { na
 }
 
 function provisionerOf(raw: string, verb: string): Provisioner {
-  if (!(PROVISIONERS as readonly string[]).includes(raw)) throw badRequest(`${verb}: there is no provisioner ${raw}. Pick one of ${PROVISIONERS.join(", ")}.`, "provisioner");
+  if (!(PROVISIONERS as readonly string[]).includes(raw)) throw badRequest(`${verb}: there is no provisioner ${shortened(raw)}. Pick one of ${PROVISIONERS.join(", ")}.`, "provisioner");
   return raw as Provisioner;
 }
 

@@ -3,7 +3,7 @@
 // copied → switched → done, each step committed before the next and safe to run again, so a move
 // killed anywhere and resumed finishes with every state moved exactly once. Items run concurrently in
 // chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
@@ -12,6 +12,7 @@ import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/stat
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
 import { StateLockedError, storedStateOf } from "@/state-backends/rules";
+import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
@@ -27,6 +28,12 @@ export const STATE_MOVES_CHANNEL = "state_moves";
 export const MOVE_LOCK_OPERATION = "OperationTypeStateMove";
 
 type Step = (typeof MOVE_STEPS)[number];
+
+/** The lock ID a move item's locks carry: a GUID derived from the item id (Azure lease IDs must be GUIDs), the same on every run. */
+export function moveLockId(itemId: string): string {
+  const h = createHash("sha256").update(itemId).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 type ItemRow = typeof stateMoveItems.$inferSelect;
 type MoveRow = typeof stateMoves.$inferSelect;
 type Scope = "move_off_planton" | "migrate_backend";
@@ -131,13 +138,15 @@ async function checkDestination(db: Queryable, to: BackendRow, provisioner: Prov
 }
 
 /** Every state on Planton-managed storage not moved yet, with its component's provisioner. */
-async function plantonManagedStates(db: Queryable, orgId: string) {
+async function plantonManagedStates(db: Queryable, orgId: string, exact: boolean) {
   const rows = await db
     .select({
       componentId: stateObjects.componentId,
       key: stateObjects.key,
       serial: stateObjects.serial,
-      state: stateObjects.state,
+      // A start needs no bytes: the copy measures them (and the dry run, which shows them, reads them).
+      state: exact ? stateObjects.state : sql<unknown>`null`,
+      approxSize: sql<number>`octet_length(${stateObjects.state}::text)`,
       component: infraComponents.name,
       kind: infraComponents.kind,
       customModuleId: infraComponents.customModuleId,
@@ -150,15 +159,15 @@ async function plantonManagedStates(db: Queryable, orgId: string) {
     .orderBy(asc(environments.name), asc(infraComponents.name));
   const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
   return rows.map((r) => {
-    const bytes = plantonStateBytes(r.state);
-    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: bytes.byteLength, checksum: storedStateOf(bytes).checksum };
+    const bytes = exact ? plantonStateBytes(r.state) : null;
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: bytes?.byteLength ?? Number(r.approxSize), checksum: bytes ? storedStateOf(bytes).checksum : null };
   });
 }
 
 /** The `to` of a move-off: backend name per provisioner; "*" stands for the one provisioner in use. */
-async function planMoveOff(db: Queryable, actor: Actor, raw: z.input<typeof moveOffBody>): Promise<Plan> {
+async function planMoveOff(db: Queryable, actor: Actor, raw: z.input<typeof moveOffBody>, exact: boolean): Promise<Plan> {
   const input = moveOffBody.parse(raw);
-  const states = await plantonManagedStates(db, actor.orgId);
+  const states = await plantonManagedStates(db, actor.orgId, exact);
   const source = await plantonManagedBackend(db, actor.orgId);
   const unresolved = states.find((s) => !s.provisioner);
   if (unresolved) {
@@ -289,7 +298,7 @@ const dryRunOf = (plan: Plan) => ({ items: plan.items.map(plannedView), totals: 
 
 /** What a move off Planton-managed storage would do; changes nothing. */
 export async function dryRun(db: Queryable, actor: Actor, input: z.input<typeof moveOffBody>) {
-  return dryRunOf(await planMoveOff(db, actor, input));
+  return dryRunOf(await planMoveOff(db, actor, input, true));
 }
 
 // ── Starting ────────────────────────────────────────────────────────────────────────────────────
@@ -331,23 +340,12 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
         startedBy: actor.userId,
         startedByLabel: actor.label,
       });
-      for (let i = 0; i < plan.items.length; i += 1000) {
-        await tx.insert(stateMoveItems).values(
-          plan.items.slice(i, i + 1000).map((p) => ({
-            id: newId("stateMoveItem"),
-            moveId,
-            orgId: actor.orgId,
-            componentId: p.componentId,
-            provisioner: p.provisioner,
-            fromBackendId: p.from.id,
-            toBackendId: p.to.id,
-            fromKey: p.fromKey,
-            toKey: p.toKey,
-            size: p.size,
-            serial: p.serial,
-          })),
-        );
-      }
+      // One parameter for all items (thousands of rows): set-based, not one bind per column per row.
+      const rows = JSON.stringify(plan.items.map((p) => ({ id: newId("stateMoveItem"), cid: p.componentId, provisioner: p.provisioner, src: p.from.id, dst: p.to.id, fk: p.fromKey, tk: p.toKey, size: p.size, serial: p.serial })));
+      await tx.execute(sql`
+        insert into state_move_items (id, move_id, org_id, component_id, provisioner, from_backend_id, to_backend_id, from_key, to_key, size, serial)
+        select v.id, ${moveId}, ${actor.orgId}, v.cid, v.provisioner, v.src, v.dst, v.fk, v.tk, v.size, v.serial
+          from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, provisioner text, src text, dst text, fk text, tk text, size int, serial int)`);
       const where = Object.entries(plan.destinations).map(([p, b]) => `${p} → ${b.name}`).join(", ");
       await recordAudit(tx, actor, {
         action: "state.move.start",
@@ -369,7 +367,7 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
 
 /** Starts moving every state off Planton-managed storage; answers the move (it runs in the background). */
 export async function startMove(db: Database, actor: Actor, input: z.input<typeof moveOffBody>, opts: RunOptions = {}) {
-  return insertMove(db, actor, await planMoveOff(db, actor, input), opts);
+  return insertMove(db, actor, await planMoveOff(db, actor, input, false), opts);
 }
 
 /** One component's state to another backend: the dry run when `dryRun`, else the started move. */
@@ -464,7 +462,7 @@ async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<
       .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
       .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, ["pending", "held", "locked", "copied", "switched"])))
       .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component }));
-    const size = opts.chunkSize ?? 100;
+    const size = opts.chunkSize ?? 200;
     const chunks: RunItem[][] = [];
     for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
     await mapLimit(chunks, opts.parallelChunks ?? 4, (chunk) => runChunk(ctx, chunk));
@@ -516,12 +514,13 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     await stepDone("held");
   }
 
-  // locked: the source state, lock ID = item id (a lock already ours is ours).
+  // locked: the source state, under the lock ID derived from the item id (a lock already ours is ours).
   const toLock = live().filter((i) => i.step === "held");
   if (toLock.length) {
     const locked: RunItem[] = [];
-    await mapLimit(toLock, 32, async (item) => {
-      const reason = await lockSource(ctx, item);
+    const refused = await lockPlantonSources(ctx, toLock.filter((i) => isPlanton(ctx, i)));
+    await mapLimit(toLock, PER_CHUNK, async (item) => {
+      const reason = isPlanton(ctx, item) ? refused.get(item.id) : await lockSource(ctx, item);
       if (reason) await failItem(ctx, item, reason);
       else locked.push(item);
     });
@@ -529,13 +528,14 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     await stepDone("locked");
   }
 
-  // copied: written to the destination under its lock (ID = item id); the same checksum there counts as copied.
+  // copied: written to the destination under the same lock ID; the same checksum there counts as copied.
   const toCopy = live().filter((i) => i.step === "locked");
   if (toCopy.length) {
     const copied: RunItem[] = [];
     const extra = new Map<string, { checksum: string; size: number; serial: number }>();
-    await mapLimit(toCopy, 32, async (item) => {
-      const r = await copyItem(ctx, item);
+    const sources = await readPlantonSources(ctx, toCopy.filter((i) => isPlanton(ctx, i)));
+    await mapLimit(toCopy, PER_CHUNK, async (item) => {
+      const r = await copyItem(ctx, item, isPlanton(ctx, item) ? (sources.get(item.componentId) ?? null) : undefined);
       if (typeof r === "string") await failItem(ctx, item, r);
       else (copied.push(item), extra.set(item.id, r));
     });
@@ -547,7 +547,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   const toSwitch = live().filter((i) => i.step === "copied");
   if (toSwitch.length) {
     const verified: RunItem[] = [];
-    await mapLimit(toSwitch, 32, async (item) => {
+    await mapLimit(toSwitch, PER_CHUNK, async (item) => {
       const back = await (await storeOf(ctx, item.toBackendId)).read(item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
       if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${back.message}). Check the backend's access in Settings → State Backends, then retry.`);
@@ -577,9 +577,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
   const toFinish = live().filter((i) => i.step === "switched");
   if (toFinish.length) {
-    await mapLimit(toFinish, 32, async (item) => {
-      await releaseLocks(ctx, item);
-    });
+    await mapLimit(toFinish, PER_CHUNK, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
+    await unlockPlantonSources(ctx, toFinish.filter((i) => isPlanton(ctx, i)));
     await ctx.db.transaction(async (tx) => {
       await tx.update(infraComponents).set({ stateHold: null }).where(and(inArray(infraComponents.id, toFinish.map((i) => i.componentId)), eq(infraComponents.stateHold, ctx.move.id)));
       await advance(ctx, toFinish, "switched", "done", tx);
@@ -593,8 +592,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
 async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null> {
   try {
     const store = await storeOf(ctx, item.fromBackendId);
-    await store.lock(item.fromKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
-      if (e instanceof StateLockedError && e.holder.ID === item.id) return e.holder;
+    await store.lock(item.fromKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
+      if (e instanceof StateLockedError && e.holder.ID === moveLockId(item.id)) return e.holder;
       throw e;
     });
     return null;
@@ -611,22 +610,21 @@ async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null
 }
 
 /** Copies the item's state; answers what was copied, or why not. */
-async function copyItem(ctx: RunContext, item: RunItem): Promise<{ checksum: string; size: number; serial: number } | string> {
+async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | null): Promise<{ checksum: string; size: number; serial: number } | string> {
   const toName = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
   try {
-    const source = await storeOf(ctx, item.fromBackendId);
     const dest = await storeOf(ctx, item.toBackendId);
-    const state = await source.read(item.fromKey);
+    const state = read === undefined ? await (await storeOf(ctx, item.fromBackendId)).read(item.fromKey) : read;
     if (!state) return `Nothing was moved for component ${item.component}: its state under ${item.fromKey} is gone. Run a job of the component to write one, then retry.`;
     try {
-      await dest.lock(item.toKey, { ID: item.id, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
+      await dest.lock(item.toKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
     } catch (e) {
       if (!(e instanceof StateLockedError)) throw e;
-      if (e.holder.ID !== item.id) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
+      if (e.holder.ID !== moveLockId(item.id)) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
     }
     const there = await dest.read(item.toKey);
     if (there && there.checksum !== state.checksum) {
-      await dest.unlock(item.toKey, item.id).catch(() => {});
+      await dest.unlock(item.toKey, moveLockId(item.id)).catch(() => {});
       return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
     }
     // The destination is empty (or already holds exactly these bytes) and the lock is ours: nothing the write rules could refuse.
@@ -637,19 +635,72 @@ async function copyItem(ctx: RunContext, item: RunItem): Promise<{ checksum: str
   }
 }
 
-/** Releases the item's locks on both sides (a lock that is gone is already released). */
-async function releaseLocks(ctx: RunContext, item: RunItem) {
-  for (const [backendId, key] of [
-    [item.toBackendId, item.toKey],
-    [item.fromBackendId, item.fromKey],
-  ] as const) {
+/** Releases the item's locks (a lock that is gone is already released; one under another ID stays). */
+async function releaseLocks(ctx: RunContext, item: RunItem, sides = { source: true }) {
+  const locks: [string, string][] = [[item.toBackendId, item.toKey]];
+  if (sides.source) locks.push([item.fromBackendId, item.fromKey]);
+  for (const [backendId, key] of locks) {
     try {
-      const store = await storeOf(ctx, backendId);
-      if ((await store.lockHolder(key))?.ID === item.id) await store.unlock(key, item.id);
+      await (await storeOf(ctx, backendId)).unlock(key, moveLockId(item.id));
     } catch {
       // best effort: a lock left behind is ours by ID, and a retry releases it
     }
   }
+}
+
+// Planton-managed sources, a chunk at a time: one statement locks, reads or unlocks every item's
+// state row (the same conditional update PlantonManagedStore.lock makes, for many rows at once).
+const PER_CHUNK = 16;
+const isPlanton = (ctx: RunContext, item: RunItem) => ctx.backends.get(item.fromBackendId)?.kind === PLANTON_MANAGED_KIND;
+const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []));
+
+/** Locks the items' Planton-managed states; answers, per item that could not be locked, why. */
+async function lockPlantonSources(ctx: RunContext, items: RunItem[]): Promise<Map<string, string>> {
+  const refused = new Map<string, string>();
+  if (!items.length) return refused;
+  const info = JSON.stringify({ Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move), Version: STORE_VERSION, Created: new Date().toISOString(), Info: "" });
+  const rows = JSON.stringify(items.map((i) => ({ cid: i.componentId, lock: moveLockId(i.id) })));
+  const taken = rowsOf<{ component_id: string }>(
+    await ctx.db.execute(sql`
+      update state_objects s set lock_info = ${info}::jsonb || jsonb_build_object('ID', v.lock, 'Path', s.key), locked_by_job = null, updated_at = now()
+        from jsonb_to_recordset(${rows}::jsonb) as v(cid text, lock text)
+       where s.component_id = v.cid and s.org_id = ${ctx.move.orgId} and (s.lock_info is null or s.lock_info->>'ID' = v.lock)
+      returning s.component_id`),
+  );
+  const ok = new Set(taken.map((r) => r.component_id));
+  const missed = items.filter((i) => !ok.has(i.componentId));
+  if (!missed.length) return refused;
+  const holders = new Map(
+    (await ctx.db.select({ cid: stateObjects.componentId, lock: stateObjects.lockInfo, job: stateObjects.lockedByJob }).from(stateObjects).where(inArray(stateObjects.componentId, missed.map((i) => i.componentId)))).map((r) => [r.cid, r]),
+  );
+  for (const item of missed) {
+    const h = holders.get(item.componentId);
+    refused.set(
+      item.id,
+      !h?.lock
+        ? `Nothing was moved for component ${item.component}: its Planton-managed state is gone. Run a job of the component to write one, then retry.`
+        : h.job
+          ? `Nothing was moved for component ${item.component}: its state is locked by job ${h.job}; retry when it ends.`
+          : `Nothing was moved for component ${item.component}: its state is locked by ${h.lock.Who} (lock ${h.lock.ID}, ${h.lock.Operation}). Retry when that run ends, or force-unlock it if nothing runs.`,
+    );
+  }
+  return refused;
+}
+
+/** The items' Planton-managed states, as the bytes a PlantonManagedStore reads, by component. */
+async function readPlantonSources(ctx: RunContext, items: RunItem[]): Promise<Map<string, StoredState | null>> {
+  if (!items.length) return new Map();
+  const rows = await ctx.db.select({ cid: stateObjects.componentId, state: stateObjects.state }).from(stateObjects).where(inArray(stateObjects.componentId, items.map((i) => i.componentId)));
+  return new Map(rows.map((r) => [r.cid, r.state == null ? null : storedStateOf(plantonStateBytes(r.state))]));
+}
+
+async function unlockPlantonSources(ctx: RunContext, items: RunItem[]) {
+  if (!items.length) return;
+  const rows = JSON.stringify(items.map((i) => ({ cid: i.componentId, lock: moveLockId(i.id) })));
+  await ctx.db.execute(sql`
+    update state_objects s set lock_info = null, locked_by_job = null, updated_at = now()
+      from jsonb_to_recordset(${rows}::jsonb) as v(cid text, lock text)
+     where s.component_id = v.cid and s.lock_info->>'ID' = v.lock`);
 }
 
 async function failItem(ctx: RunContext, item: RunItem, reason: string) {
@@ -740,7 +791,7 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
   const busy = await db.select({ id: infraJobs.id }).from(infraJobs).where(and(eq(infraJobs.componentId, comp.id), sql`(${infraJobs.status} = 'running' or (${infraJobs.status} = 'awaiting_approval' and ${infraJobs.startedAt} is not null))`));
   if (busy.length) throw conflict(`${nothing}: job ${busy[0].id} is running on it. Roll back when the job ends.`);
 
-  const lockId = `rollback-${item.id}`;
+  const lockId = moveLockId(`rollback-${item.id}`);
   const pm = new PlantonManagedStore(db, actor.orgId, actor.label);
   const dest = await openStore(db, to);
   let copiedBack: { serial: number; checksum: string } | null = null;

@@ -1,0 +1,164 @@
+// State-move benchmark: how fast the move off Planton-managed storage runs through the real parts —
+// the move service (server/services/state-backends/move.ts) on a throwaway Postgres, to a local
+// directory on real files and to S3 on s3rver — beside raw PUT throughput to the same destination,
+// measured in the same run with the same store and concurrency. It prints figures; it asserts nothing about time.
+//
+//   npx tsx bench/state-move.ts                 (1 000 and 10 000 states; a few minutes on a busy 2-core machine)
+//   npx tsx bench/state-move.ts --quick         (1 000 states)
+//   npx tsx bench/state-move.ts --states 500,5000 --destinations local
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { and, eq, sql } from "drizzle-orm";
+import { openDatabase } from "../db/client";
+import { connections, environments, stateBackends, stateMoveItems } from "../db/schema";
+import { newId } from "../lib/ids";
+import { storedStateOf } from "../state-backends/rules";
+import type { StateStore } from "../state-backends/types";
+import { encryptSecret } from "../server/crypto";
+import { moveRun, startMove } from "../server/services/state-backends/move";
+import { openStore } from "../server/services/state-backends/open-store";
+import { seedTestOrg } from "../test/fixtures";
+import { startS3rver, type S3Server } from "../test/object-stores";
+import { startCluster } from "../test/postgres-cluster";
+
+process.env.PLANTON_SECRET_KEY ??= "0f".repeat(32);
+
+const HELP = `Usage: npx tsx bench/state-move.ts [options]
+
+  --quick                  1 000 states only
+  --states 1000,10000      how many Planton-managed states each run moves (default 1000,10000)
+  --destinations local,s3  where to (default local,s3; s3 is s3rver)
+  --concurrency N          raw PUTs in flight (default 64: the move's 4 chunks in flight × 16 per chunk)
+  --help
+`;
+
+function parameters() {
+  const { values } = parseArgs({
+    options: { quick: { type: "boolean", default: false }, states: { type: "string" }, destinations: { type: "string" }, concurrency: { type: "string" }, help: { type: "boolean", default: false } },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const states = (values.states ?? (values.quick ? "1000" : "1000,10000")).split(",").map((s) => Number(s.trim()));
+  if (states.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--states takes whole numbers of at least 1, not ${values.states}`);
+  const destinations = (values.destinations ?? "local,s3").split(",").map((s) => s.trim());
+  for (const d of destinations) if (d !== "local" && d !== "s3") throw new Error(`--destinations takes local and s3, not ${d}`);
+  const concurrency = Number(values.concurrency ?? 64);
+  return { states, destinations: destinations as ("local" | "s3")[], concurrency };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+async function cleanup() {
+  for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((e) => console.error(`clean-up step failed: ${(e as Error).message}`));
+  cleanups.length = 0;
+}
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(sig, () => {
+    console.error(`\n${sig}: stopping s3rver and Postgres, removing temp folders…`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+const note = (m: string) => console.log(`· ${m}`);
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+/** A state of about 2 KB, like a small module's: a few resources with attributes. */
+const stateSql = (n: string) => sql`jsonb_build_object(
+  'version', 4, 'terraform_version', 'builtin-0.1.0', 'serial', 5, 'lineage', 'lin-' || ${sql.raw(n)}, 'outputs', '{}'::jsonb,
+  'resources', (select jsonb_agg(jsonb_build_object('mode', 'managed', 'type', 'local_file', 'name', 'f' || r, 'provider', 'provider["registry.opentofu.org/hashicorp/local"]',
+    'instances', jsonb_build_array(jsonb_build_object('schema_version', 0, 'attributes', jsonb_build_object('filename', 'f' || r || '.txt', 'content', repeat('x', 300)), 'sensitive_attributes', '[]'::jsonb))))
+    from generate_series(1, 5) r))`;
+
+async function main() {
+  const p = parameters();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "planton-bench-move-"));
+  cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  note("starting Postgres…");
+  const cluster = await startCluster();
+  cleanups.push(() => cluster.stop());
+  const { default: postgres } = await import("postgres");
+  const admin = postgres(cluster.url("postgres"), { max: 1, onnotice: () => {} });
+  await admin.unsafe("create database planton_bench_move");
+  await admin.end();
+  const handle = await openDatabase({ url: cluster.url("planton_bench_move") });
+  cleanups.push(() => handle.close());
+  const db = handle.db;
+  let s3: S3Server | null = null;
+  if (p.destinations.includes("s3")) {
+    note("starting s3rver…");
+    s3 = await startS3rver();
+    cleanups.push(() => s3!.stop());
+  }
+
+  const results: string[][] = [];
+  for (const n of p.states) {
+    for (const dest of p.destinations) {
+      const org = await seedTestOrg(db);
+      const [env] = await db.select().from(environments).where(and(eq(environments.orgId, org.orgId), eq(environments.name, "dev")));
+      const [pm] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, org.orgId), eq(stateBackends.kind, "planton_managed")));
+      const tag = newId("stateObject").slice(4).toLowerCase();
+      // Set-based seeding: n components and their Planton-managed states in two statements.
+      await db.execute(sql`
+        insert into infra_components (id, org_id, environment_id, kind, name, spec, connection_id, state_backend_id)
+        select 'cmp_' || ${tag} || '_' || g, ${org.orgId}, ${env.id}, 'StaticSite', 'site-' || g, '{"site_name":"bench"}'::jsonb, ${org.connectionId}, ${pm.id}
+          from generate_series(1, ${n}) g`);
+      await db.execute(sql`
+        insert into state_objects (id, org_id, component_id, backend_id, key, lineage, serial, state)
+        select 'sto_' || ${tag} || '_' || g, ${org.orgId}, 'cmp_' || ${tag} || '_' || g, ${pm.id}, 'planton-managed/' || ${org.orgId} || '/cmp_' || ${tag} || '_' || g || '/terraform.tfstate', 'lin-' || g, 5, ${stateSql("g")}
+          from generate_series(1, ${n}) g`);
+      const name = `bench-${dest}-${n}`;
+      if (dest === "local") {
+        await db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name, kind: "local", config: { path: path.join(tmp, name) } });
+      } else {
+        const connectionId = newId("connection");
+        await db.insert(connections).values({ id: connectionId, orgId: org.orgId, name: `aws-${name}`, provider: "aws", config: { region: s3!.region }, credentialsEncrypted: encryptSecret(JSON.stringify({ access_key_id: s3!.credentials.accessKeyId, secret_access_key: s3!.credentials.secretAccessKey })) });
+        await db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name, kind: "s3", config: { bucket: s3!.bucket, key_prefix: `${name}/`, endpoint: s3!.endpoint }, connectionId });
+      }
+      const [backend] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, org.orgId), eq(stateBackends.name, name)));
+
+      // Raw PUT: the same bytes, the same store, written under other keys with the move's concurrency.
+      const [sample] = (await db.execute(sql`select state from state_objects where org_id = ${org.orgId} limit 1`)) as unknown as { state: unknown }[];
+      const bytes = storedStateOf(new TextEncoder().encode(JSON.stringify(sample.state)));
+      const store: StateStore = await openStore(db, backend);
+      const keys = Array.from({ length: n }, (_, i) => `raw-put/${i}/terraform.tfstate`);
+      const rawStart = performance.now();
+      await mapLimit(keys, p.concurrency, (k) => store.write(k, bytes));
+      const rawSeconds = (performance.now() - rawStart) / 1000;
+      await store.close?.();
+
+      note(`moving ${n} states to ${dest}…`);
+      const moveStart = performance.now();
+      const move = await startMove(db, org.actor(), { to: { "*": name } });
+      await moveRun(move.id);
+      const moveSeconds = (performance.now() - moveStart) / 1000;
+      const steps = await db.select({ step: stateMoveItems.step, n: sql<number>`count(*)::int` }).from(stateMoveItems).where(eq(stateMoveItems.moveId, move.id)).groupBy(stateMoveItems.step);
+      const done = Number(steps.find((s) => s.step === "done")?.n ?? 0);
+      if (done !== n) throw new Error(`the move to ${dest} ended with ${JSON.stringify(steps)}, not ${n} done`);
+      const moveRate = n / moveSeconds;
+      const rawRate = n / rawSeconds;
+      results.push([String(n), dest === "s3" ? "s3 (s3rver)" : "local directory", `${moveRate.toFixed(0)}/s`, `${moveSeconds.toFixed(2)} s`, `${rawRate.toFixed(0)}/s`, `${((moveRate / rawRate) * 100).toFixed(0)} %`, moveRate >= 500 && moveRate / rawRate >= 0.5 ? "met" : "not met"]);
+      console.log(`  ${results.at(-1)!.join("  ")}`);
+    }
+  }
+  const header = ["STATES", "DESTINATION", "MOVED", "TOOK", "RAW PUT", "RATIO", "TARGET (≥ 500/s and ≥ 50 %)"];
+  const widths = header.map((h, i) => Math.max(h.length, ...results.map((r) => r[i].length)));
+  console.log("\nState move off Planton-managed storage (each state: held, locked, copied, read back, switched, unlocked):");
+  for (const r of [header, ...results]) console.log(`  ${r.map((c, i) => c.padEnd(widths[i])).join("  ")}`);
+  console.log(`\n${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown"}), node ${process.version}; raw PUT = StateStore.write of the same bytes, ${p.concurrency} in flight.`);
+}
+
+main()
+  .then(cleanup)
+  .catch(async (e) => {
+    console.error(e);
+    await cleanup();
+    process.exit(1);
+  });

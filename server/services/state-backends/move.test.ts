@@ -1,0 +1,363 @@
+// The move off Planton-managed storage, on real destinations: a local directory on real files, S3 on
+// s3rver and Azure Blob on azurite (both started here from npm). "Killed" is the runner's test-only
+// hook (MoveHooks.afterStep throwing MoveStopped): the run stops right after a step committed, with
+// everything it committed, as a process that died there would leave it; resumeMove then runs it on.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { and, eq, sql } from "drizzle-orm";
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
+import { auditOf } from "../../../test/settings";
+import { startAzurite, startS3rver, type AzuriteServer, type S3Server } from "../../../test/object-stores";
+import { connections, infraComponents, infraJobs, stateBackends, stateMoveItems, stateObjects } from "@/db/schema";
+import { newId } from "@/lib/ids";
+import { defaultStateKey } from "@/lib/state-backend-kinds";
+import { storedStateOf } from "@/state-backends/rules";
+import { encryptSecret } from "../../crypto";
+import { createJob } from "../jobs/create-job";
+import { getJob } from "../jobs/queries";
+import { lockState, unlockState } from "../runners/state";
+import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, resumeMove, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
+import { openStore } from "./open-store";
+import { plantonManagedKey, PlantonManagedStore } from "./planton-managed-store";
+
+let t: TestDatabase;
+let s3: S3Server;
+let azure: AzuriteServer;
+let azureContainer: ContainerClient;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "planton-move-"));
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  [s3, azure] = await Promise.all([startS3rver(), startAzurite()]);
+  azureContainer = BlobServiceClient.fromConnectionString(azure.connectionString).getContainerClient("tfstate");
+  await azureContainer.create();
+});
+afterAll(async () => {
+  await Promise.allSettled([s3?.stop(), azure?.stop()]);
+  await t?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+type Setup = Awaited<ReturnType<typeof orgWithComponent>>;
+type Kind = "local" | "s3" | "azure_blob";
+
+const doc = (serial: number, lineage: string, name: string) => ({ version: 4, terraform_version: "builtin-0.1.0", serial, lineage, outputs: { name: { value: name, type: "string" } }, resources: [] });
+
+/** An organization with `n` components, each with a Planton-managed state written through the store (lock, write, unlock). */
+async function orgWithStates(n = 3): Promise<Setup> {
+  const setup = await orgWithComponent(t.db, { components: n });
+  const pm = new PlantonManagedStore(t.db, setup.org.orgId, "seed");
+  for (const [i, c] of setup.components.entries()) {
+    const key = plantonManagedKey(setup.org.orgId, c.id);
+    await pm.lock(key, { ID: "seed", Operation: "OperationTypeApply" });
+    await pm.write(key, storedStateOf(new TextEncoder().encode(JSON.stringify(doc(3 + i, `lin-${c.id}`, c.name)))));
+    await pm.unlock(key, "seed");
+  }
+  return setup;
+}
+
+let seq = 0;
+/** A destination backend of `kind` (its own folder, key prefix or bucket prefix, so tests never share objects). */
+async function destination(setup: Setup, kind: Kind, name = `dest-${kind.replace("_", "-")}-${++seq}`) {
+  const orgId = setup.org.orgId;
+  if (kind === "local") {
+    const dir = path.join(tmp, name);
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId, name, kind, config: { path: dir } });
+  } else if (kind === "s3") {
+    const connectionId = newId("connection");
+    await t.db.insert(connections).values({ id: connectionId, orgId, name: `aws-${name}`, provider: "aws", config: { region: s3.region }, credentialsEncrypted: encryptSecret(JSON.stringify({ access_key_id: s3.credentials.accessKeyId, secret_access_key: s3.credentials.secretAccessKey })) });
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId, name, kind, config: { bucket: s3.bucket, key_prefix: `${name}/`, endpoint: s3.endpoint }, connectionId });
+  } else {
+    const connectionId = newId("connection");
+    await t.db.insert(connections).values({ id: connectionId, orgId, name: `az-${name}`, provider: "azure_storage", config: { storage_account_name: azure.accountName }, credentialsEncrypted: encryptSecret(JSON.stringify({ access_key: azure.accountKey })) });
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId, name, kind, config: { container_name: "tfstate", key_prefix: `${name}/`, endpoint: azure.url }, connectionId });
+  }
+  const [row] = await t.db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.name, name)));
+  return row;
+}
+
+/** Every object at the destination, raw (lock files, leases and metadata included), as the kind's own client sees it. */
+async function objectsAt(backend: typeof stateBackends.$inferSelect): Promise<Record<string, string>> {
+  const cfg = backend.config as Record<string, string>;
+  const out: Record<string, string> = {};
+  if (backend.kind === "local") {
+    const walk = (dir: string) => {
+      if (!fs.existsSync(dir)) return;
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) (out[`${path.relative(cfg.path, full)}/`] = "dir"), walk(full);
+        else out[path.relative(cfg.path, full)] = fs.readFileSync(full, "base64");
+      }
+    };
+    walk(cfg.path);
+  } else if (backend.kind === "s3") {
+    const client = new S3Client({ region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
+    const list = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: cfg.key_prefix }));
+    for (const o of list.Contents ?? []) out[o.Key!] = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: o.Key! }))).Body!.transformToByteArray()).toString("base64");
+  } else {
+    for await (const b of azureContainer.listBlobsFlat({ prefix: cfg.key_prefix, includeMetadata: true })) {
+      out[b.name] = `${(await azureContainer.getBlockBlobClient(b.name).downloadToBuffer()).toString("base64")} ${JSON.stringify(b.metadata ?? {})} ${b.properties.leaseState}`;
+    }
+  }
+  return out;
+}
+
+/** Every row of every table, as text: compared before and after to show nothing changed. */
+async function allRows(): Promise<string> {
+  const rows = (r: unknown) => (Array.isArray(r) ? r : ((r as { rows: unknown[] }).rows ?? [])) as Record<string, unknown>[];
+  const tables = rows(await t.db.execute(sql`select tablename from pg_tables where schemaname = 'public' order by tablename`)).map((r) => String(r.tablename));
+  const out: string[] = [];
+  for (const table of tables) {
+    const r = rows(await t.db.execute(sql.raw(`select coalesce(string_agg(x::text, E'\\n' order by x::text), '') as rows from (select to_jsonb(t) as x from "${table}" t) s`)));
+    out.push(`${table}\n${r[0]?.rows ?? ""}`);
+  }
+  return out.join("\n");
+}
+
+async function expectNothingChanged(backends: (typeof stateBackends.$inferSelect)[], act: () => Promise<unknown>) {
+  const before = { rows: await allRows(), objects: await Promise.all(backends.map(objectsAt)) };
+  await act();
+  expect(await allRows()).toBe(before.rows);
+  expect(await Promise.all(backends.map(objectsAt))).toEqual(before.objects);
+}
+
+const stop = (at: string): MoveHooks => ({
+  afterStep: (step) => {
+    if (step === at) throw new MoveStopped();
+  },
+});
+
+/** Checks every state was moved exactly once: the component points at its destination key, the bytes there are the Planton-managed bytes, the old copy is marked, nothing is held or locked. */
+async function expectMoved(setup: Setup, backend: typeof stateBackends.$inferSelect) {
+  const store = await openStore(t.db, backend);
+  try {
+    for (const c of setup.components) {
+      const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, c.id));
+      expect(comp.stateBackendId).toBe(backend.id);
+      expect(comp.stateKey).toBe(defaultStateKey("dev", c.name));
+      expect(comp.stateHold).toBeNull();
+      const [obj] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, c.id));
+      expect(obj.movedToBackendId).toBe(backend.id);
+      expect(obj.movedAt).not.toBeNull();
+      expect(obj.lockInfo).toBeNull();
+      const there = await store.read(comp.stateKey!);
+      const old = await new PlantonManagedStore(t.db, setup.org.orgId).read(obj.key);
+      expect(there?.checksum).toBe(old!.checksum);
+      expect(await store.lockHolder(comp.stateKey!)).toBeNull();
+      const items = await t.db.select().from(stateMoveItems).where(eq(stateMoveItems.componentId, c.id));
+      expect(items.map((i) => [i.step, i.checksum])).toEqual([["done", old!.checksum]]);
+    }
+    // One state object per component at the destination, nothing else (no probe, no lock left).
+    expect((await store.list()).map((o) => o.key).sort()).toEqual(setup.components.map((c) => defaultStateKey("dev", c.name)).sort());
+  } finally {
+    await store.close?.();
+  }
+}
+
+describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed storage to %s", (kind) => {
+  it("says exactly what would move and changes nothing: every row and every destination object equal byte for byte", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, kind);
+    let answer: Awaited<ReturnType<typeof dryRun>> | undefined;
+    await expectNothingChanged([to], async () => (answer = await dryRun(t.db, setup.org.actor(), { to: { builtin: to.name } })));
+    expect(answer!.totals.count).toBe(3);
+    const pm = new PlantonManagedStore(t.db, setup.org.orgId);
+    for (const c of setup.components) {
+      const item = answer!.items.find((i) => i.componentId === c.id)!;
+      const state = (await pm.read(plantonManagedKey(setup.org.orgId, c.id)))!;
+      expect(item).toMatchObject({ component: c.name, environment: "dev", provisioner: "builtin", from: "planton-managed", to: to.name, fromKey: plantonManagedKey(setup.org.orgId, c.id), toKey: defaultStateKey("dev", c.name), size: state.bytes.byteLength, serial: state.serial, checksum: state.checksum, step: "pending" });
+    }
+  });
+
+  it("killed after copy and before switch, then resumed: every state moved once, checksums equal, old copies marked", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, kind);
+    const move = await startMove(t.db, setup.org.actor(), { to: { "*": to.name } }, { hooks: stop("copied"), chunkSize: 2 });
+    await moveRun(move.id);
+    const mid = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(mid.status).toBe("running");
+    expect(mid.items.map((i) => i.step)).toContain("copied");
+    // Killed there: the components are still on Planton-managed storage, held, their states locked by the move.
+    const [held] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, mid.items.find((i) => i.step === "copied")!.componentId));
+    expect([held.stateBackendId, held.stateHold]).toEqual([null, move.id]);
+    await resumeMove(t.db, move.id);
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id })).status).toBe("succeeded");
+    await expectMoved(setup, to);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.start")).length).toBe(1);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
+  });
+
+  it("killed after switch and before unlock, then resumed: the locks and holds are released and nothing is copied twice", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, kind);
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("switched") });
+    await moveRun(move.id);
+    const mid = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(mid.items.map((i) => i.step)).toEqual(["switched", "switched", "switched"]);
+    const store = await openStore(t.db, to);
+    expect((await store.lockHolder(mid.items[0].toKey))?.ID).toBe(moveLockId(mid.items[0].id!));
+    await store.close?.();
+    await resumeMove(t.db, move.id);
+    expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(0);
+    await expectMoved(setup, to);
+  });
+});
+
+describe("the move's guarantees", () => {
+  it("holds a component's jobs while it moves; the job says why it waits, then runs against the new backend and records that", async () => {
+    const setup = await orgWithStates(1);
+    const to = await destination(setup, "local");
+    const runner = await testRunner(t.db, setup.org);
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("held") });
+    await moveRun(move.id);
+    const job = await createJob(t.db, setup.org.actor(), { componentId: setup.component.id, operation: "refresh" });
+    expect(job.backendId).not.toBe(to.id);
+    expect(await claim(t.db, runner)).toBeNull();
+    expect((await getJob(t.db, setup.org.orgId, job.id)).reason).toMatch(new RegExp(`^Waiting: this component's state is being moved .*state move ${move.id}`));
+    await resumeMove(t.db, move.id);
+    const c = (await claim(t.db, runner))!;
+    expect(c.claim.job.id).toBe(job.id);
+    expect(c.claim.input.backend).toMatchObject({ id: to.id, name: to.name, kind: "local" });
+    const [row] = await t.db.select().from(infraJobs).where(eq(infraJobs.id, job.id));
+    expect(row.backendId).toBe(to.id);
+    const events = await t.db.execute(sql`select payload->>'line' as line from progress_events where job_id = ${job.id} and type = 'log'`);
+    const lines = (Array.isArray(events) ? events : (events as { rows: { line: string }[] }).rows) as { line: string }[];
+    expect(lines.map((l) => l.line)).toContain(`The component's state moved from backend planton-managed to ${to.name} (local) after this job was queued; it runs against ${to.name}.`);
+  });
+
+  it("fails an item whose state a job holds locked, naming the job; retry moves it once the job let go", async () => {
+    const setup = await orgWithStates(2);
+    const to = await destination(setup, "local");
+    const runner = await testRunner(t.db, setup.org);
+    await createJob(t.db, setup.org.actor(), { componentId: setup.components[1].id, operation: "refresh" });
+    const c = (await claim(t.db, runner))!;
+    const lock = await lockState(t.db, c.access, { Operation: "OperationTypeApply" });
+    if (!lock.ok) throw new Error(lock.message);
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
+    await moveRun(move.id);
+    const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(ended.status).toBe("failed");
+    const failed = ended.items.find((i) => i.step === "failed")!;
+    expect(failed.error).toBe(`Nothing was moved for component ${setup.components[1].name}: its state is locked by job ${c.claim.job.id}; retry when it ends.`);
+    // The failed item released its hold; the job's lock is untouched.
+    const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, setup.components[1].id));
+    expect([comp.stateHold, comp.stateBackendId]).toEqual([null, null]);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.item_failed")).length).toBe(1);
+    await unlockState(t.db, c.access, lock.lock.ID);
+    await retryMove(t.db, setup.org.actor(), { id: move.id });
+    await moveRun(move.id);
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id })).status).toBe("succeeded");
+    await expectMoved(setup, to);
+  });
+
+  it("rolls one component back, copying back what was written on the new backend since the move", async () => {
+    const setup = await orgWithStates(2);
+    const to = await destination(setup, "s3");
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
+    await moveRun(move.id);
+    const done = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(done.items.every((i) => i.canRollBack)).toBe(true);
+    const [a, b] = done.items;
+    // A job wrote serial+1 on the new backend after the move.
+    const store = await openStore(t.db, to);
+    const newer = storedStateOf(new TextEncoder().encode(JSON.stringify(doc(a.serial! + 1, `lin-${a.componentId}`, "after the move"))));
+    await store.lock(a.toKey, { ID: "job", Operation: "OperationTypeApply" });
+    await store.write(a.toKey, newer);
+    await store.unlock(a.toKey, "job");
+    await store.close?.();
+    const after = await rollbackItem(t.db, setup.org.actor(), { id: move.id, itemId: a.id });
+    expect(after.items.find((i) => i.id === a.id)).toMatchObject({ step: "rolled_back", canRollBack: false });
+    const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, a.componentId));
+    const [pmBackend] = await t.db.select().from(stateBackends).where(and(eq(stateBackends.orgId, setup.org.orgId), eq(stateBackends.kind, "planton_managed")));
+    expect([comp.stateBackendId, comp.stateKey]).toEqual([pmBackend.id, null]);
+    const back = await new PlantonManagedStore(t.db, setup.org.orgId).read(a.fromKey);
+    expect([back?.serial, JSON.parse(Buffer.from(back!.bytes).toString()).outputs.name.value]).toEqual([a.serial! + 1, "after the move"]);
+    const [obj] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, a.componentId));
+    expect([obj.movedToBackendId, obj.movedAt]).toEqual([null, null]);
+    // The other component stays moved; the rollback is one audit event.
+    expect(after.items.find((i) => i.id === b.id)).toMatchObject({ step: "done", canRollBack: true });
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.rollback")).map((e) => e.targetId)).toEqual([a.id]);
+    expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(1);
+    await expect(rollbackItem(t.db, setup.org.actor(), { id: move.id, itemId: a.id })).rejects.toThrow(/only a component whose move is done can be rolled back/);
+  });
+
+  it("starts one move when two admins start at once; the second is told which move runs and who started it", async () => {
+    const setup = await orgWithStates(2);
+    const to = await destination(setup, "local");
+    const results = await Promise.allSettled([
+      startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("held") }),
+      startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("held") }),
+    ]);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect([ok.length, refused.length]).toEqual([1, 1]);
+    const id = (ok[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof startMove>>>).value.id;
+    expect(refused[0].reason.message).toMatch(new RegExp(`^Nothing was started: state move ${id}, started by ${setup.org.users.admin.email} at .*, is still running`));
+    await moveRun(id);
+    const count = await t.db.execute(sql`select count(*)::int as n from state_moves where org_id = ${setup.org.orgId}`);
+    expect(((Array.isArray(count) ? count : (count as { rows: { n: number }[] }).rows) as { n: number }[])[0].n).toBe(1);
+    await resumeMove(t.db, id);
+  });
+
+  it("refuses bad input with the fix and changes nothing: unknown backend, no access, the same backend, a provisioner without a destination", async () => {
+    const setup = await orgWithStates(2);
+    const good = await destination(setup, "local");
+    // A folder that cannot be created: its parent is a file.
+    const file = path.join(tmp, `not-a-folder-${++seq}`);
+    fs.writeFileSync(file, "x");
+    const [noAccess] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: setup.org.orgId, name: `no-access-${seq}`, kind: "local", config: { path: path.join(file, "states") } }).returning();
+    const actor = setup.org.actor();
+    const cases: [unknown, RegExp][] = [
+      [{ builtin: "nowhere" }, /^Nothing was moved: the state backend nowhere was not found\. Create it first/],
+      [{ builtin: noAccess.name }, new RegExp(`^Nothing was moved: backend ${noAccess.name} cannot be used, the access test failed at write: .*Fix its connection or configuration in Settings → State Backends`)],
+      [{ builtin: "planton-managed" }, /^Nothing was moved: planton-managed is the Planton-managed backend, where these states already are\. Choose a backend of your own/],
+      [{}, /^Nothing was moved: 2 states on Planton-managed storage belong to the builtin provisioner, and no destination was given for it\. Add --to builtin=<backend>\.$/],
+      [{ builtin: good.name, pulumi: good.name }, /^Nothing was moved: no state on Planton-managed storage belongs to the pulumi provisioner \(in use: builtin\)/],
+    ];
+    await expectNothingChanged([good], async () => {
+      for (const [to, message] of cases) {
+        await expect(dryRun(t.db, actor, { to: to as Record<string, string> })).rejects.toThrow(message);
+        await expect(startMove(t.db, actor, { to: to as Record<string, string> })).rejects.toThrow(message);
+      }
+      await expect(migrateBackend(t.db, actor, { componentId: setup.component.id, to: "planton-managed" })).rejects.toThrow(/is the Planton-managed backend/);
+    });
+    expect(fs.readFileSync(file, "utf8")).toBe("x");
+  });
+
+  it("migrates one component between two backends of its own, with a dry run first", async () => {
+    const setup = await orgWithStates(2);
+    const local = await destination(setup, "local");
+    const remote = await destination(setup, "azure_blob");
+    const first = await migrateBackend(t.db, setup.org.actor(), { componentId: setup.component.id, to: local.name });
+    await moveRun(first.move!.id);
+    expect((await getMove(t.db, setup.org.actor(), { id: first.move!.id })).status).toBe("succeeded");
+    await expect(migrateBackend(t.db, setup.org.actor(), { componentId: setup.component.id, to: local.name, dryRun: true })).rejects.toThrow(`Nothing was moved: the state is already on ${local.name}. Choose another backend.`);
+    let plan: Awaited<ReturnType<typeof migrateBackend>> | undefined;
+    await expectNothingChanged([local, remote], async () => (plan = await migrateBackend(t.db, setup.org.actor(), { componentId: setup.component.id, to: remote.name, dryRun: true })));
+    expect(plan!.dryRun!.items).toEqual([expect.objectContaining({ from: local.name, to: remote.name, fromKey: defaultStateKey("dev", setup.component.name), toKey: defaultStateKey("dev", setup.component.name) })]);
+    const second = await migrateBackend(t.db, setup.org.actor(), { componentId: setup.component.id, to: remote.name });
+    await moveRun(second.move!.id);
+    const ended = await getMove(t.db, setup.org.actor(), { id: second.move!.id });
+    expect(ended).toMatchObject({ status: "succeeded", scope: "migrate_backend" });
+    expect(ended.items[0].canRollBack).toBe(false);
+    const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, setup.component.id));
+    expect(comp.stateBackendId).toBe(remote.id);
+    const a = await openStore(t.db, local);
+    const b = await openStore(t.db, remote);
+    expect((await b.read(comp.stateKey!))?.checksum).toBe((await a.read(comp.stateKey!))?.checksum);
+    await Promise.all([a.close?.(), b.close?.()]);
+  });
+
+  it("lets admins act and every member read", async () => {
+    const setup = await orgWithStates(1);
+    const to = await destination(setup, "local");
+    await expect(setup.org.call("viewer").stateMoves.dryRun({ org: setup.org.slug, to: { builtin: to.name } })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(setup.org.call("engineer").stateMoves.start({ org: setup.org.slug, to: { builtin: to.name } })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    expect(await setup.org.call("viewer").stateMoves.current({ org: setup.org.slug })).toEqual({ move: null, remainingOnPlanton: 1 });
+  });
+});
