@@ -132,7 +132,9 @@ test("a viewer sees the wizard read-only, with a note saying who can move states
 test("an admin moves every state off Planton-managed storage to S3, watching it live through a reload", async ({ page, browser }) => {
   const s = e2eState();
   await signIn(page, s.email, s.password);
-  await page.goto(wizardUrl());
+  await page.goto(`${s.baseURL}/o/${ORG}/settings/state-backends`);
+  await page.getByRole("link", { name: "Move off Planton-managed storage" }).click();
+  await expect(page).toHaveURL(wizardUrl());
 
   // 1) Destination, with its access test's steps.
   await expect(page.getByTestId("destination-builtin")).toContainText(`${TOTAL} states`);
