@@ -142,8 +142,11 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await expect(page.getByTestId("access-test")).toContainText("Read it back");
   await screenshot(page, "state-move-wizard-1-destinations");
 
-  // 2) The dry run: one row per state, its keys and totals; nothing moved yet.
-  await page.getByRole("button", { name: "Review the dry run" }).click();
+  // 2) The dry run: one row per state, its keys and totals; nothing moved yet. Reached by keyboard.
+  await page.getByLabel("Destination for builtin states").focus();
+  await page.keyboard.press("Tab");
+  await expect(page.getByRole("button", { name: "Review the dry run" })).toBeFocused();
+  await page.keyboard.press("Enter");
   const dryRun = page.getByRole("table", { name: "Dry run" });
   await expect(dryRun.getByTestId("dry-run-item")).toHaveCount(TOTAL);
   for (const [i, name] of SITES.entries()) {
