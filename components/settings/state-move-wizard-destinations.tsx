@@ -93,8 +93,7 @@ export function DestinationsStep({
       }
     }
     if (changed) setTo(next);
-    // Runs once per list of provisioners and backends, not on every choice.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Once per list of provisioners and backends, not on every choice (an admin's "none" stays none).
   }, [provisioners.join(","), backends]);
 
   // Every chosen backend gets its access test once (a backend chosen for two provisioners is tested once).
@@ -104,7 +103,6 @@ export function DestinationsStep({
       const name = to[p];
       if (name && !started.current.has(name)) void runCheck(name);
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [admin, to]);
 
   const ready = provisioners.length > 0 && provisioners.every((p) => {

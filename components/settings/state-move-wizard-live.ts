@@ -17,12 +17,6 @@ export type DryRun = z.infer<typeof dryRunSchema>;
 /** The exact words the page says once every state has left Planton-managed storage. */
 export const NOTHING_LEFT = "Nothing left on Planton-managed storage";
 
-/** A subscription's value, whether or not the server sent it `tracked(id, value)`. */
-function valueOf(data: unknown): CurrentMove {
-  const d = data as { id?: unknown; data?: CurrentMove } & CurrentMove;
-  return d && typeof d.id === "string" && d.data && "remainingOnPlanton" in d.data ? d.data : d;
-}
-
 export function useCurrentStateMove(org: string) {
   const trpc = useTRPC();
   const client = useTRPCClient();
@@ -37,8 +31,8 @@ export function useCurrentStateMove(org: string) {
       { org },
       {
         onStarted: () => setStream("live"),
-        onData: (data) => {
-          const next = valueOf(data);
+        // Each value is the whole current move, so the newest one simply replaces what the page shows.
+        onData: (next) => {
           queryClient.setQueryData(currentKey, next);
           // A move that ends changes what is left on Planton-managed storage and what each backend serves.
           const status = next.move?.status;
@@ -57,13 +51,15 @@ export function useCurrentStateMove(org: string) {
       },
     );
     return () => sub.unsubscribe();
-    // currentKey is derived from org; re-subscribing on its identity would reconnect every render.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Not on currentKey: it is derived from org, and a new array each render would reconnect every time.
   }, [client, org, queryClient]);
 
-  /** Puts a move a mutation answered in place at once (the watch confirms it a moment later). */
-  const show = (move: StateMove, remainingOnPlanton?: number) =>
-    queryClient.setQueryData(currentKey, (old: CurrentMove | undefined) => ({ move, remainingOnPlanton: remainingOnPlanton ?? old?.remainingOnPlanton ?? 0 }));
+  /**
+   * Shows a move a mutation answered before the watch reports it. Only a move the page does not show yet:
+   * for the one it shows, the watch's value may already be newer than the answer (a small move can end first).
+   */
+  const show = (move: StateMove) =>
+    queryClient.setQueryData(currentKey, (old: CurrentMove | undefined) => (old?.move?.id === move.id ? old : { move, remainingOnPlanton: old?.remainingOnPlanton ?? 0 }));
 
   return { current, stream, show };
 }
