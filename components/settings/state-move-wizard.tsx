@@ -117,10 +117,14 @@ export function StateMoveWizard() {
     inWizard && phase === "review" && dryRun ? "review" : inWizard ? "choose" : running ? "progress" : move ? "result" : remainingOnPlanton === 0 ? "empty" : "choose";
   const stepAt = { choose: 0, review: 1, progress: 2, result: 3, empty: 3 }[view];
 
+  // Only provisioners that still have states here: a choice left from an earlier move would be refused.
+  const inUse = new Set(usage.data.states.map((st) => st.provisioner));
+  const chosen = Object.fromEntries(Object.entries(to).filter(([p]) => inUse.has(p as (typeof usage.data.states)[number]["provisioner"])));
+
   async function review() {
     setStartError(null);
     try {
-      setDryRun(await runDry.mutateAsync({ org: org.slug, to }));
+      setDryRun(await runDry.mutateAsync({ org: org.slug, to: chosen }));
       setPhase("review");
     } catch {
       // Shown from runDry.error under the destinations.
@@ -167,7 +171,7 @@ export function StateMoveWizard() {
           busy={start.isPending}
           error={startError}
           onBack={() => (setStartError(null), setPhase("choose"))}
-          onStart={() => (setStartError(null), start.mutate({ org: org.slug, to }))}
+          onStart={() => (setStartError(null), start.mutate({ org: org.slug, to: chosen }))}
         />
       )}
       {(view === "progress" || view === "result") && move && (
