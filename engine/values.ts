@@ -34,17 +34,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** JSON with object keys sorted, so equal values always give equal bytes. */
-export function canonicalJson(v: unknown): string {
-  if (v === undefined) return "null";
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (typeof v === "object" && v !== null) {
-    const obj = v as Record<string, unknown>;
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
+export { canonicalJson } from "../lib/canonical-json";
 
 /** Splits a value with unknowns into (value with unknowns as null, mask of unknowns), like plan JSON's after_unknown. */
 export function splitUnknowns(v: Value): { known: Value; unknown: Value } {

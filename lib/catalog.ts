@@ -65,7 +65,19 @@ export const PLATFORM_CATALOG: CatalogKindDef[] = [
   },
 ];
 
-export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields: SpecField[]; credentialFields: SpecField[] }> = {
+export interface ConnectionProviderDef {
+  title: string;
+  configFields: SpecField[];
+  credentialFields: SpecField[];
+  /**
+   * How the engine gets the connection: config and credential field → environment variable, set only
+   * in the engine process's environment (never on disk). A `runner`-mode connection's runner has
+   * these variables in its own environment instead.
+   */
+  env?: Record<string, string>;
+}
+
+export const CONNECTION_PROVIDERS: Record<string, ConnectionProviderDef> = {
   local: {
     title: "Local files",
     configFields: [{ name: "root", type: "string", required: true, description: "Folder on the runner host that resources are created under." }],
@@ -78,16 +90,19 @@ export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields:
       { name: "access_key_id", type: "string", required: true, description: "Access key id." },
       { name: "secret_access_key", type: "string", required: true, description: "Secret access key." },
     ],
+    env: { region: "AWS_REGION", access_key_id: "AWS_ACCESS_KEY_ID", secret_access_key: "AWS_SECRET_ACCESS_KEY" },
   },
   gcp: {
     title: "Google Cloud",
     configFields: [{ name: "project", type: "string", required: true, description: "Project id." }],
     credentialFields: [{ name: "service_account_key", type: "string", required: true, description: "Service account key JSON." }],
+    env: { project: "GOOGLE_PROJECT", service_account_key: "GOOGLE_CREDENTIALS" },
   },
   postgres: {
     title: "PostgreSQL (state backend)",
     configFields: [],
     credentialFields: [{ name: "conn_str", type: "string", required: true, description: "A postgres:// connection URL with the user and password the state backend uses." }],
+    env: { conn_str: "PG_CONN_STR" },
   },
   r2: {
     title: "Cloudflare R2 (state backend)",
@@ -96,11 +111,13 @@ export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields:
       { name: "access_key_id", type: "string", required: true, description: "R2 API token's access key id." },
       { name: "secret_access_key", type: "string", required: true, description: "R2 API token's secret access key." },
     ],
+    env: { account_id: "CLOUDFLARE_ACCOUNT_ID", access_key_id: "AWS_ACCESS_KEY_ID", secret_access_key: "AWS_SECRET_ACCESS_KEY" },
   },
   azure_storage: {
     title: "Azure Storage account (state backend)",
     configFields: [{ name: "storage_account_name", type: "string", required: true, description: "The storage account's name." }],
     credentialFields: [{ name: "access_key", type: "string", required: true, description: "One of the storage account's access keys." }],
+    env: { storage_account_name: "ARM_STORAGE_ACCOUNT_NAME", access_key: "ARM_ACCESS_KEY" },
   },
   terraform_cloud: {
     title: "HCP Terraform / Terraform Cloud (state backend)",
@@ -111,6 +128,7 @@ export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields:
     title: "Pulumi Cloud (state backend)",
     configFields: [{ name: "api_url", type: "string", default: "https://api.pulumi.com", description: "The Pulumi Cloud API." }],
     credentialFields: [{ name: "access_token", type: "string", required: true, description: "A Pulumi access token." }],
+    env: { api_url: "PULUMI_BACKEND_URL", access_token: "PULUMI_ACCESS_TOKEN" },
   },
   azure: {
     title: "Azure",
@@ -120,6 +138,7 @@ export const CONNECTION_PROVIDERS: Record<string, { title: string; configFields:
       { name: "client_secret", type: "string", required: true, description: "Client secret." },
       { name: "tenant_id", type: "string", required: true, description: "Tenant id." },
     ],
+    env: { subscription_id: "ARM_SUBSCRIPTION_ID", client_id: "ARM_CLIENT_ID", client_secret: "ARM_CLIENT_SECRET", tenant_id: "ARM_TENANT_ID" },
   },
 };
 

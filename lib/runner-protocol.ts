@@ -226,3 +226,11 @@ export interface WhoamiResponse {
 //   GET  {RUNNER_API}/jobs/{jobId}/secrets/{name}             credential     → {value} (only secrets the job references)
 //   POST {RUNNER_API}/jobs/{jobId}/outputs                    credential     outputsRequest → OutputsPayload (sensitive → `$secret/…`)
 //   POST {RUNNER_API}/jobs/{jobId}/attempt/end                credential     attemptEndRequest → 200
+
+/** GET /jobs/{jobId}/connection: the job's connection as environment variables for its engine process only. */
+export interface JobConnectionEnv {
+  provider: string | null;
+  mode: "stored" | "runner" | null;
+  /** Variable → value (lib/catalog.ts CONNECTION_PROVIDERS[…].env); empty for a runner-mode connection. */
+  env: Record<string, string>;
+}

@@ -90,6 +90,7 @@ export const STATE_BACKEND_KINDS = {
     configFields: [
       { name: "bucket", type: "string", required: true, description: "The bucket name.", pattern: "^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$", patternHint: "3–63 lower-case letters, digits, dots, dashes and underscores" },
       KEY_PREFIX,
+      { name: "endpoint", type: "string", default: "", description: "The JSON API's origin when not https://storage.googleapis.com (a private endpoint, or a GCS emulator)." },
     ],
     connectionProvider: "gcp",
     provisioners: TOFU_LIKE,

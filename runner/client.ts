@@ -5,6 +5,7 @@ import {
   RUNNER_API,
   type ClaimResponse,
   type HeartbeatResponse,
+  type JobConnectionEnv,
   type OutputsPayload,
   type StepFinishResponse,
   type StepName,
@@ -259,6 +260,11 @@ export class JobClient {
 
   async putState(state: StateV4, lockId: string): Promise<void> {
     await this.transport.request(`${this.base}/state?${new URLSearchParams({ lockId })}`, { method: "PUT", body: state });
+  }
+
+  /** The job's connection as environment variables, for the engine process only. */
+  connectionEnv(): Promise<JobConnectionEnv> {
+    return this.transport.json<JobConnectionEnv>(`${this.base}/connection`);
   }
 
   async secret(name: string): Promise<string> {

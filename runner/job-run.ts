@@ -2,7 +2,8 @@
 // attempt end in every case.
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import type { ClaimResponse, StepName } from "../lib/runner-protocol";
+import { CONNECTION_PROVIDERS } from "../lib/catalog";
+import type { ClaimResponse, IacInput, StepName } from "../lib/runner-protocol";
 import { writeBundle } from "./bundle";
 import { HttpError, type JobClient, type RunnerClient } from "./client";
 import { runnerConfig } from "./config";
@@ -96,13 +97,14 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? runnerConfig().PLANTON_RUNNER_HEARTBEAT_MS);
 
   log.info("job claimed", { operation: input.operation, steps: input.steps, module: `${input.module.name}@${input.module.version}`, engine: adapter.name });
-  let prepared: Promise<Record<string, unknown>> | undefined;
+  let prepared: Promise<{ variables: Record<string, unknown>; env: NodeJS.ProcessEnv }> | undefined;
   const prepare = () =>
     (prepared ??= (async () => {
       await privateFolder(workDir);
       await mkdir(moduleDir, { recursive: true, mode: 0o700 });
       await writeBundle(moduleDir, input.module.files, input.module.sha256);
-      return resolveVariables(input.variables, job, redactor);
+      const variables = await resolveVariables(input.variables, job, redactor);
+      return { variables, env: { ...engineEnv(opts.env ?? process.env), ...(await connectionEnv(input, job, redactor)) } };
     })());
 
   let plan: PlanRef | undefined = input.approvedPlan;
@@ -140,8 +142,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       };
       let outcome: StepOutcome;
       try {
-        const variables = await prepare();
-        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env: engineEnv(opts.env ?? process.env) };
+        const { variables, env } = await prepare();
+        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env };
         outcome = await runStep(adapter, step, ctx);
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
@@ -201,6 +203,23 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
     log.info("attempt ended", { exitCode: result.exitCode, reason: result.reason });
   }
   return result;
+}
+
+/**
+ * The stored credentials of the connection the job deploys through, as its provider's variables: only
+ * in the engine process's environment, and masked in everything the job reports. A runner-mode
+ * connection's variables are in this runner's own environment already.
+ */
+async function connectionEnv(input: IacInput, job: JobClient, redactor: Redactor): Promise<Record<string, string>> {
+  if (input.connection?.mode !== "stored" || !CONNECTION_PROVIDERS[input.connection.provider]?.env) return {};
+  const provider = CONNECTION_PROVIDERS[input.connection.provider];
+  const { env } = await job.connectionEnv();
+  // Values of credential fields are masked wherever they would appear; config (a region, a project) is not secret.
+  for (const field of provider.credentialFields) {
+    const variable = provider.env?.[field.name];
+    if (variable && env[variable]) redactor.add(env[variable]);
+  }
+  return env;
 }
 
 /** What engine CLIs and modules see: the runner's environment without its token, which no module needs. */

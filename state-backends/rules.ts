@@ -22,7 +22,31 @@ export class StateWriteRefused extends Error {
   }
 }
 
-/** A state as bytes with its identity, from the bytes alone (OpenTofu v4 JSON carries serial and lineage). */
+/** A Pulumi checkpoint (`{version: 3, checkpoint: {stack, latest: {manifest: {time}, resources}}}`), as Pulumi's backends keep a stack. */
+interface PulumiCheckpoint {
+  version: 3;
+  checkpoint: { stack?: unknown; latest?: { manifest?: { time?: unknown } } | null };
+}
+
+export function isPulumiCheckpoint(parsed: unknown): parsed is PulumiCheckpoint {
+  const p = parsed as { version?: unknown; checkpoint?: unknown } | null;
+  return !!p && p.version === 3 && typeof p.checkpoint === "object" && p.checkpoint !== null && !Array.isArray(p.checkpoint);
+}
+
+/**
+ * A Pulumi checkpoint has no serial or lineage of its own. Its serial is the time of its deployment
+ * (`latest.manifest.time`, which every Pulumi update stamps anew) in milliseconds, 0 before the first
+ * deployment; its lineage is the stack it belongs to (`checkpoint.stack`), "pulumi" when it names none.
+ */
+export function pulumiIdentity(parsed: PulumiCheckpoint): { serial: number; lineage: string } {
+  const { stack, latest } = parsed.checkpoint;
+  const time = typeof latest?.manifest?.time === "string" ? latest.manifest.time : "";
+  // Pulumi writes nanoseconds (RFC 3339 Nano); milliseconds are what Date keeps.
+  const ms = time ? Date.parse(time.replace(/(\.\d{3})\d+/, "$1")) : 0;
+  return { serial: Number.isFinite(ms) && ms > 0 ? ms : 0, lineage: typeof stack === "string" && stack ? stack : "pulumi" };
+}
+
+/** A state as bytes with its identity, from the bytes alone (OpenTofu v4 JSON carries serial and lineage; a Pulumi checkpoint, see pulumiIdentity). */
 export function storedStateOf(bytes: Uint8Array): StoredState {
   let parsed: { serial?: unknown; lineage?: unknown };
   try {
@@ -30,14 +54,18 @@ export function storedStateOf(bytes: Uint8Array): StoredState {
   } catch {
     throw new StateWriteRefused("Nothing was written: the state is not JSON. Write an OpenTofu v4 state (a JSON object with serial and lineage).");
   }
+  if (isPulumiCheckpoint(parsed)) return { bytes, ...pulumiIdentity(parsed), checksum: sha256Of(bytes).hex };
   if (typeof parsed.serial !== "number" || !Number.isInteger(parsed.serial) || parsed.serial < 0 || typeof parsed.lineage !== "string" || !parsed.lineage) {
     throw new StateWriteRefused("Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state.");
   }
   return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Of(bytes).hex };
 }
 
+/** What the write rules compare: a state's serial, lineage and checksum. */
+export type StateIdentity = Pick<StoredState, "serial" | "lineage" | "checksum">;
+
 /** Why `next` may not replace `current`, or null when it may. */
-export function writeRefusal(key: string, current: StoredState | null, next: StoredState): string | null {
+export function writeRefusal(key: string, current: StateIdentity | null, next: StateIdentity): string | null {
   if (!current) return null;
   if (next.lineage !== current.lineage) {
     return `Nothing was written to ${key}: the state's lineage ${next.lineage} is not the stored state's ${current.lineage}, so it is another state, not a newer version of this one. Pull the stored state and apply again, or write it under another key.`;

@@ -1,22 +1,12 @@
-// What every kind's store does the same way: who takes a lock when the request does not say, and how
-// stored bytes become a StoredState on read.
-import os from "node:os";
+// What every kind's store does the same way: who takes a lock when the request does not say (lib/who-am-i.ts),
+// and how stored bytes become a StoredState on read.
 import { storedStateOf } from "./rules";
 import type { StoredState } from "./types";
 
 /** Version written to lock info when the request names none (the runner and engine send their own). */
 export const STORE_VERSION = "planton-state-backends/1";
 
-/** `user@host`, as OpenTofu writes Who. */
-export function whoAmI(): string {
-  let user = process.env.USER ?? "unknown";
-  try {
-    user = os.userInfo().username;
-  } catch {
-    // no passwd entry (containers): keep $USER
-  }
-  return `${user}@${os.hostname()}`;
-}
+export { whoAmI } from "../lib/who-am-i";
 
 /** The stored bytes under `key` as a state; bytes that are not one are reported as such, not as a refused write. */
 export function storedStateRead(key: string, bytes: Uint8Array): StoredState {

@@ -36,7 +36,7 @@ function whenGone(file: string): Promise<void> {
 }
 
 /** Holds while the test has gate `name` armed, with its waiting marker written meanwhile. */
-async function holdWhileArmed(dir: string, name: string): Promise<void> {
+export async function holdWhileArmed(dir: string, name: string): Promise<void> {
   const files = gateFiles(dir, name);
   if (!existsSync(files.hold)) return;
   writeFileSync(files.waiting, new Date().toISOString());

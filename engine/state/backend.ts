@@ -1,4 +1,3 @@
-import os from "node:os";
 import { formatLockError, type LockInfo } from "../../lib/state-lock";
 import { EngineError } from "../errors";
 
@@ -14,12 +13,4 @@ export class StateLockedError extends EngineError {
   }
 }
 
-export function whoAmI(): string {
-  let user = "unknown";
-  try {
-    user = os.userInfo().username;
-  } catch {
-    // no passwd entry (containers): keep "unknown"
-  }
-  return `${user}@${os.hostname()}`;
-}
+export { whoAmI } from "../../lib/who-am-i";

@@ -5,7 +5,6 @@ import {
   encodePlan,
   EngineError,
   importResource,
-  LocalStateBackend,
   plan,
   planChecksum,
   refresh,
@@ -26,17 +25,12 @@ import { translateUiLine, type TranslateContext } from "../translate";
 import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { reportOutputs } from "./outputs";
 
-/** Chooses where the component's state lives; the server resolved the backend, the runner reaches it. */
+/**
+ * The component's state, through the runner API whatever its backend: the server resolved the backend
+ * and opens it with the connection's credentials, so they never reach this runner.
+ */
 export function stateBackendFor(ctx: StepContext): StateBackend {
-  const b = ctx.input.backend;
-  if (b.kind === "planton_managed") {
-    return new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${b.name}`, info: `job ${ctx.input.jobId}` });
-  }
-  if (b.kind === "local" && typeof b.config.path === "string") return new LocalStateBackend(b.config.path);
-  throw new EngineError(
-    `Nothing ran: the builtin engine cannot reach state backend ${b.name} (kind ${b.kind}) from this runner. ` +
-      "Use the Planton-managed backend for builtin modules on a Planton-hosted runner (planton infra state-backend set-default planton-managed), then run the job again.",
-  );
+  return new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
 }
 
 function providerConfig(ctx: StepContext): ProviderConfig {

@@ -63,11 +63,10 @@ export class TofuAdapter implements EngineAdapter {
   }
 
   /**
-   * Planton-managed state reaches the CLI as a local terraform.tfstate: taken (under the lock)
-   * before the command and written back after it.
+   * The state (from whatever backend, through the runner API) reaches the CLI as a local
+   * terraform.tfstate: taken (under the lock) before the command and written back after it.
    */
   private async withState<T>(ctx: StepContext, operation: string, fn: () => Promise<T>): Promise<T> {
-    if (ctx.input.backend.kind !== "planton_managed") return fn();
     const backend = new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
     const lock = await backend.lock({ Operation: operation });
     const file = path.join(ctx.moduleDir, "terraform.tfstate");

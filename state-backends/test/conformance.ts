@@ -6,14 +6,35 @@ import { randomUUID } from "node:crypto";
 import { StateBackend, StateLockedError, StateWriteRefused } from "../rules";
 import type { StateStore } from "../types";
 
-const state = (serial: number, lineage: string, extra = "") => new TextEncoder().encode(JSON.stringify({ version: 4, serial, lineage, resources: [], extra }));
+/** The bytes of a state with this identity; `extra` changes the content, not the identity. */
+export type StateOf = (serial: number, lineage: string, extra?: string) => Uint8Array;
+
+export const tofuState: StateOf = (serial, lineage, extra = "") => new TextEncoder().encode(JSON.stringify({ version: 4, serial, lineage, resources: [], extra }));
+
+/** A Pulumi checkpoint whose deployment time is `serial` ms and whose stack is `lineage` (see pulumiIdentity in rules.ts). */
+export const pulumiCheckpoint: StateOf = (serial, lineage, extra = "") =>
+  new TextEncoder().encode(
+    JSON.stringify({
+      version: 3,
+      checkpoint: {
+        stack: lineage,
+        latest: {
+          manifest: { time: new Date(serial).toISOString(), magic: "", version: "v3.0.0" },
+          resources: extra ? [{ urn: `urn:pulumi:conformance::planton::pulumi:pulumi:Stack::planton-${extra}`, custom: false, type: "pulumi:pulumi:Stack" }] : [],
+        },
+      },
+    }),
+  );
 
 export interface ConformanceOptions {
   /** Cases the kind's test server cannot prove, with the reason: reported as skipped, never as passed. */
   unprovable?: { racing?: string };
+  /** The states the kind keeps: OpenTofu v4 (the default) or Pulumi checkpoints. */
+  state?: StateOf;
 }
 
 export function conformance(name: string, open: () => Promise<StateStore>, options: ConformanceOptions = {}) {
+  const state = options.state ?? tofuState;
   describe(`state backend conformance: ${name}`, () => {
     const key = () => `conformance/${randomUUID()}/terraform.tfstate`;
 

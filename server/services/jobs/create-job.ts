@@ -3,7 +3,9 @@
 import { z } from "zod";
 import { createJobBody } from "@/lib/api/schemas";
 import type { Database } from "@/db/client";
-import { infraJobs, jobOperations } from "@/db/schema";
+import { and, eq, isNull } from "drizzle-orm";
+import { infraComponents, infraJobs, jobOperations } from "@/db/schema";
+import { PLANTON_MANAGED_KIND } from "@/lib/state-backend-kinds";
 import { newId } from "@/lib/ids";
 import { withVariables } from "@/lib/secrets";
 import { isOperation, unknownOperationMessage, type IacInput, type JobOperationKind } from "@/lib/runner-protocol";
@@ -37,6 +39,10 @@ export async function createJob(db: Database, actor: Actor, raw: CreateJobInput,
   const iacInput = report.passed ? buildIacInput(jobId, actor.orgId, component, operation, resolved, plan.steps, input.import) : null;
 
   return db.transaction(async (tx) => {
+    // The component's first state goes where the default is now; a default changed later is for new components.
+    if (report.passed && resolved.backendFromDefault && resolved.backend && resolved.backend.kind !== PLANTON_MANAGED_KIND) {
+      await tx.update(infraComponents).set({ stateBackendId: resolved.backend.id }).where(and(eq(infraComponents.id, component.id), isNull(infraComponents.stateBackendId)));
+    }
     const [job] = await tx
       .insert(infraJobs)
       .values({

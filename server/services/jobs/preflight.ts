@@ -2,10 +2,10 @@
 // state backend, flow-control policy) and check the connection may be used in the environment.
 import fs from "node:fs";
 import path from "node:path";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends } from "@/db/schema";
+import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackendDefaults, stateBackends, stateObjects } from "@/db/schema";
 import { CONNECTION_PROVIDERS } from "@/lib/catalog";
 import { bundleSha256 } from "@/lib/module-bundle";
 import { secretReferences, variableReferences } from "@/lib/secrets";
@@ -33,6 +33,8 @@ export interface Resolved {
   bundle: ModuleBundle | null;
   connection: ConnectionRow | null;
   backend: BackendRow | null;
+  /** The backend is the organization's default (the component names none and has no state yet). */
+  backendFromDefault: boolean;
   policy: ResolvedPolicy;
   /** The values of the variables the spec references (`$var/NAME`). */
   variableValues: Record<string, string>;
@@ -122,7 +124,7 @@ async function connectionProblems(db: Queryable, conn: ConnectionRow, provider: 
   return errors;
 }
 
-async function resolveBackend(db: Queryable, orgId: string, provisioner: string | null, componentBackendId: string | null) {
+async function resolveBackend(db: Queryable, orgId: string, provisioner: string | null, componentBackendId: string | null, componentId: string | null) {
   const visited: string[] = [];
   let backend: BackendRow | null = null;
   let where = "";
@@ -131,6 +133,18 @@ async function resolveBackend(db: Queryable, orgId: string, provisioner: string 
     visited.push(`component's state backend: ${row ? row.name : `${componentBackendId} (not found)`}`);
     if (row) (backend = row), (where = "the component's");
   } else visited.push("component's state backend: none set");
+  // A default changed later is for new components: a component whose state is on Planton-managed storage keeps it there.
+  if (!backend && !componentBackendId && componentId) {
+    const [kept] = await db
+      .select({ b: stateBackends })
+      .from(stateObjects)
+      .innerJoin(stateBackends, eq(stateBackends.id, stateObjects.backendId))
+      .where(and(eq(stateObjects.componentId, componentId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)));
+    if (kept) {
+      visited.push(`component's existing state: ${kept.b.name}`);
+      (backend = kept.b), (where = "where the component's state is");
+    }
+  }
   if (!backend && provisioner) {
     const [row] = await db
       .select({ b: stateBackends })
@@ -149,7 +163,7 @@ async function resolveBackend(db: Queryable, orgId: string, provisioner: string 
     ? []
     : ["No state backend could be resolved: the component names none, the organization has no default, and its Planton-managed backend is missing. Set a default in Settings → State Backends, then run the job again."];
   const check: PreflightCheck = { essential: "backend", passed: !!backend, resolvedTo: backend ? `${backend.name} (${backend.kind}, ${where})` : null, errors, visited };
-  return { check, backend };
+  return { check, backend, fromDefault: where.startsWith("the organization's default") };
 }
 
 function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {
@@ -232,7 +246,7 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
   }
   cred.passed = !cred.errors.length;
 
-  const be = await resolveBackend(db, component.orgId, mod.module?.provisioner ?? null, component.stateBackendId);
+  const be = await resolveBackend(db, component.orgId, mod.module?.provisioner ?? null, component.stateBackendId, component.id);
   const policy = await resolveFlowControl(db, {
     orgId: org.id,
     orgSlug: org.slug,
@@ -244,7 +258,7 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
   const store = await secretsCheck(db, component.orgId, env, component.spec ?? {});
   return {
     report: report([mod.check, cred, be.check, flowControlCheck(policy), store.check]),
-    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, policy, variableValues: store.variableValues },
+    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, backendFromDefault: be.fromDefault, policy, variableValues: store.variableValues },
     kind,
   };
 }
@@ -288,7 +302,7 @@ export async function preflightForKind(db: Queryable, actor: Actor, raw: z.input
   cred.passed = !!cred.resolvedTo;
   if (cred.passed) cred.errors = [];
 
-  const be = await resolveBackend(db, actor.orgId, mod.module?.provisioner ?? null, null);
+  const be = await resolveBackend(db, actor.orgId, mod.module?.provisioner ?? null, null, null);
   const policy = await resolveFlowControl(db, { orgId: org.id, orgSlug: org.slug, environmentId: env.id, environmentName: env.name });
   return report([mod.check, cred, be.check, flowControlCheck(policy)]);
 }

@@ -242,7 +242,7 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     await expect(putState(t.db, c1.access, "wrong", state)).rejects.toThrow(/Nothing was written/);
     await putState(t.db, c1.access, held.lock.ID, state);
     expect(await getState(t.db, c1.access)).toEqual(state);
-    await expect(putState(t.db, c1.access, held.lock.ID, { ...state, serial: 0 })).rejects.toThrow(/newer than this state's serial 0/);
+    await expect(putState(t.db, c1.access, held.lock.ID, { ...state, serial: 0 })).rejects.toThrow(/its serial 0 is older than the stored state's/);
     await expect(unlockState(t.db, c1.access, "nope")).rejects.toThrow(/does not match the existing lock ID/);
     await unlockState(t.db, c1.access, held.lock.ID);
     expect((await lockState(t.db, a2, { ID: "other", Operation: "OperationTypePlan" })).ok).toBe(true);

@@ -186,7 +186,8 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
     const [held] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, mid.items.find((i) => i.step === "copied")!.componentId));
     expect([held.stateBackendId, held.stateHold]).toEqual([null, move.id]);
     await resumeMove(t.db, move.id);
-    expect((await getMove(t.db, setup.org.actor(), { id: move.id })).status).toBe("succeeded");
+    const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
     await expectMoved(setup, to);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.start")).length).toBe(1);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);

@@ -15,6 +15,7 @@ import { StateLockedError, storedStateOf } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
+import { holdWhileArmed } from "@/engine/providers/test-gate";
 import { recordAudit } from "../../audit";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { modulesForKind } from "../catalog";
@@ -416,12 +417,21 @@ async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
   await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
 }
 
+/** Runs `fn` over `items`, `limit` at a time; on a throw no new item starts, and it rethrows once every started one has settled. */
 async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | null = null;
   const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
+    while (!failure && next < items.length) {
+      try {
+        await fn(items[next++]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw (failure as { error: unknown }).error;
 }
 
 interface RunItem extends ItemRow {
@@ -435,6 +445,7 @@ interface RunContext {
   stores: Map<string, Promise<StateStore>>;
   backends: Map<string, BackendRow>;
   hooks: MoveHooks;
+  stopped?: boolean;
 }
 
 const moveActor = (m: MoveRow): Actor => ({ userId: m.startedBy, label: m.startedByLabel, orgId: m.orgId, role: "admin" });
@@ -502,7 +513,18 @@ async function advance(ctx: RunContext, items: RunItem[], from: Step, to: Step, 
 
 async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   const live = () => chunk.filter((i) => i.step !== "failed");
-  const stepDone = async (step: Step) => ctx.hooks.afterStep?.(step, live().map((i) => i.id));
+  // A stopped run (the test hook) stops every chunk at its next step, as a process that died would.
+  const stepDone = async (step: Step) => {
+    if (ctx.stopped) throw new MoveStopped();
+    // Test-only: with the harness's gates folder set, a test holds the move after a step at gate state-move.<step>.
+    if (process.env.PLANTON_TEST_GATES_DIR) await holdWhileArmed(process.env.PLANTON_TEST_GATES_DIR, `state-move.${step}`);
+    try {
+      await ctx.hooks.afterStep?.(step, live().map((i) => i.id));
+    } catch (e) {
+      if (e instanceof MoveStopped) ctx.stopped = true;
+      throw e;
+    }
+  };
 
   // held: the components' job queues wait (claim.ts skips held components).
   const pending = live().filter((i) => i.step === "pending");

@@ -6,10 +6,14 @@ import type { Queryable } from "@/db/client";
 import { connections, stateBackends } from "@/db/schema";
 import { isStateBackendKind, STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
 import { openAzureBlobStore } from "@/state-backends/azure-blob";
+import { openGcsStore } from "@/state-backends/gcs";
 import { LocalStateStore } from "@/state-backends/local";
 import { PostgresStateStore } from "@/state-backends/postgres";
+import { openPulumiCloudStore } from "@/state-backends/pulumi-cloud";
 import { StateBackend } from "@/state-backends/rules";
+import { RemoteStateError } from "@/state-backends/remote-api";
 import { openR2Store, openS3Store } from "@/state-backends/s3";
+import { openTerraformCloudStore } from "@/state-backends/terraform-cloud";
 import type { StateStore } from "@/state-backends/types";
 import { decryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
@@ -97,8 +101,38 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
         accountKey: credentials.access_key,
       });
     }
-    default:
-      throw cannotOpen(backend, `this server cannot reach ${STATE_BACKEND_KINDS[kind].title} yet`, "Choose another kind of backend");
+    case "gcs": {
+      const { credentials } = await connectionFor(db, backend, provider!);
+      // A key that is not a service account key is refused here, in its own words (never its content).
+      try {
+        return openGcsStore({ bucket: text(cfg.bucket), prefix, endpoint: text(cfg.endpoint) || undefined, serviceAccountKey: credentials.service_account_key ?? "" });
+      } catch (e) {
+        if (e instanceof RemoteStateError) throw new PlantonError("PRECONDITION_FAILED", `State backend ${backend.name} could not be opened. ${e.message}`);
+        throw e;
+      }
+    }
+    case "terraform_cloud": {
+      const { config, credentials } = await connectionFor(db, backend, provider!);
+      return openTerraformCloudStore({
+        hostname: text(config.hostname) || "app.terraform.io",
+        token: credentials.token,
+        organization: text(cfg.organization),
+        workspacePrefix: typeof cfg.workspace_prefix === "string" ? cfg.workspace_prefix : undefined,
+      });
+    }
+    case "pulumi_cloud": {
+      const { config, credentials } = await connectionFor(db, backend, provider!);
+      return openPulumiCloudStore({
+        apiUrl: text(config.api_url) || undefined,
+        accessToken: credentials.access_token,
+        organization: text(cfg.organization),
+        project: text(cfg.project) || "planton",
+      });
+    }
+    default: {
+      const unknown: never = kind;
+      throw cannotOpen(backend, `this server cannot reach ${String(unknown)} backends`, "Choose another kind of backend");
+    }
   }
 }
 
@@ -110,4 +144,14 @@ export async function withBackend<T>(db: Queryable, backend: BackendToOpen, work
   } finally {
     await store.close?.();
   }
+}
+
+/** A store's failure as one sentence a user can act on: the kind's own message for remote services, else its name and first line (no stack). */
+export function describeStoreError(e: unknown): string {
+  if (e instanceof RemoteStateError || e instanceof PlantonError) return e.message;
+  const err = e as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  const status = err?.$metadata?.httpStatusCode ? ` (HTTP ${err.$metadata.httpStatusCode})` : "";
+  const first = String(err?.message ?? e).split("\n")[0].slice(0, 240);
+  const name = err?.code ?? err?.name;
+  return `${name && name !== "Error" && !first.startsWith(name) ? `${name}: ` : ""}${first}${status}`;
 }

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, isNotNull, isNull, like, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { stateObjects } from "@/db/schema";
+import { canonicalJson } from "@/lib/canonical-json";
 import { newId } from "@/lib/ids";
 import type { LockInfo } from "@/lib/state-lock";
 import { lockInfoOf, StateLockedError, storedStateOf } from "@/state-backends/rules";
@@ -19,9 +20,9 @@ export function plantonManagedKey(orgId: string, componentId: string): string {
   return `planton-managed/${orgId}/${componentId}/terraform.tfstate`;
 }
 
-/** The bytes a Planton-managed state is read as (compact JSON of the stored document). */
+/** The bytes a Planton-managed state is read as: its canonical JSON, whose SHA-256 is the checksum the row keeps. */
 export function plantonStateBytes(state: unknown): Uint8Array {
-  return new Uint8Array(Buffer.from(JSON.stringify(state)));
+  return new Uint8Array(Buffer.from(canonicalJson(state)));
 }
 
 export class PlantonManagedStore implements StateStore {

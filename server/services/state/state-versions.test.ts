@@ -125,7 +125,7 @@ describe("state versions", () => {
     expect(await getState(t.db, c.access)).toEqual({ ...s1, serial: 4 });
     // The next write of the job builds on serial 4; serial 3 content is refused as older.
     const lock = await lockState(t.db, c.access, { Operation: "OperationTypeApply" });
-    await expect(putState(t.db, c.access, lock.lock.ID, stateDoc(3, { password: "hunter2-x", files: {} }))).rejects.toThrow(/serial 4, newer than this state's serial 3/);
+    await expect(putState(t.db, c.access, lock.lock.ID, stateDoc(3, { password: "hunter2-x", files: {} }))).rejects.toThrow(/its serial 3 is older than the stored state's 4/);
   });
 
   it("rollback is refused while a job of the component runs or the state is locked, naming the job and the fix, changing nothing", async () => {

@@ -3,6 +3,7 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
+import { canonicalJson } from "@/lib/canonical-json";
 import { newId } from "@/lib/ids";
 import { roleAllows } from "@/lib/roles";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
@@ -13,9 +14,9 @@ import { conflict, forbidden, notFound, PlantonError } from "../../errors";
 import { notifyQueue } from "../jobs/transitions";
 import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./component-state";
 
-/** The one checksum of a state content: what putState stores and a version keeps. */
+/** The one checksum of a state content: what putState stores and a version keeps (of its canonical JSON, so jsonb's key order never changes it). */
 export function stateChecksum(state: unknown): { checksum: string; size: number } {
-  const bytes = JSON.stringify(state);
+  const bytes = canonicalJson(state);
   return { checksum: sha256Hex(bytes), size: Buffer.byteLength(bytes) };
 }
 
