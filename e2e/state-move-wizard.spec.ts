@@ -3,15 +3,15 @@
 // result, and "Nothing left on Planton-managed storage". Its own organization, so the states other
 // specs keep on Planton-managed storage stay where they are. The destination is S3 on s3rver.
 //
-// The hold: the test keeps one state's row locked in Postgres (another writer's open transaction), so
-// the move's lock of that state waits there. The move works in chunks, so the chunks without that state
-// finish while the held one waits: the bar stands part-way until the test commits.
+// The hold: the move's test gate state-move.held (server/services/state-backends/move.ts, honoured with
+// PLANTON_TEST_GATES_DIR, which e2e/global-setup.ts gives the console) stops every chunk once its
+// components' jobs are held, until the test releases it.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { eq, sql } from "drizzle-orm";
-import { openDatabase, type DatabaseHandle } from "../db/client";
+import { eq } from "drizzle-orm";
+import { openDatabase } from "../db/client";
 import { iacModules, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
 import type { Actor } from "../server/actor";
@@ -31,15 +31,14 @@ import { e2eGates, e2eState, screenshot, signIn } from "./support";
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
 const ORG = "move-off";
-// Sites whose states real update jobs write; "alpha-site" sorts first, so it is in the move's first chunk.
+// Sites whose states real update jobs write.
 const SITES = ["alpha-site", "beta-site", "gamma-site", "delta-site"];
-// More states, written through the Planton-managed store, so the move has several chunks.
+// More states, written through the Planton-managed store, so the move works in several chunks.
 const BULK = 236;
 const TOTAL = SITES.length + BULK;
 const VIEWER = { email: "viewer@move-off.example", password: "viewer-password-1" };
 const SECOND_ADMIN = { email: "second-admin@move-off.example", password: "second-admin-password-1" };
 let s3: S3Server;
-let alphaId = "";
 
 const wizardUrl = () => `${e2eState().baseURL}/o/${ORG}/settings/state-backends/move`;
 
@@ -61,7 +60,6 @@ test.beforeAll(async () => {
     const jobs: string[] = [];
     for (const [i, name] of SITES.entries()) {
       const component = await createComponent(h.db, actor, { environment: i % 2 ? "staging" : "dev", kind: "StaticSite", name, spec: { site_name: name, title: name }, connection: "local-files" });
-      if (name === "alpha-site") alphaId = component.id;
       jobs.push((await createJob(h.db, actor, { componentId: component.id, operation: "update" })).id);
     }
     const store = new PlantonManagedStore(h.db, org.id, "e2e seed");
@@ -80,37 +78,13 @@ test.beforeAll(async () => {
   await addMember(ORG, "admin", SECOND_ADMIN.email, SECOND_ADMIN.password);
 });
 
-let held: { release: () => Promise<void> } | null = null;
 const gates = e2eGates();
 
 test.afterAll(async () => {
+  gates.release("state-move.held");
   gates.release("late-site");
-  await held?.release();
   await s3?.stop();
 });
-
-/** Locks the row of a component's Planton-managed state in an open transaction, until `release()`. */
-async function holdStateRow(componentId: string): Promise<{ release: () => Promise<void> }> {
-  const h: DatabaseHandle = await openDatabase({ url: e2eState().dbUrl, migrate: false });
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const open = h.db
-    .transaction(async (tx) => {
-      await tx.execute(sql`select id from state_objects where component_id = ${componentId} for update`);
-      locked();
-      await released;
-    })
-    .finally(() => h.close());
-  await Promise.race([isLocked, open]);
-  return {
-    release: async () => {
-      release();
-      await open;
-    },
-  };
-}
 
 /** The destination step: choose own-s3 for builtin states and wait for its access test to pass. */
 async function chooseDestination(page: Page) {
@@ -167,24 +141,23 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await second.getByRole("button", { name: "Review the dry run" }).click();
   await expect(second.getByTestId("dry-run-item")).toHaveCount(TOTAL);
 
-  // 3) The move, with alpha-site's state row held: its chunk waits, the others move.
-  held = await holdStateRow(alphaId);
+  // 3) The move, held at the gate once every component's jobs are held.
+  gates.hold("state-move.held");
   await page.getByRole("button", { name: /Start the move/ }).click();
   await expect(page.getByRole("heading", { name: "3. Moving" })).toBeVisible();
-  const alpha = page.getByTestId("move-item").filter({ hasText: "alpha-site" });
-  await expect(alpha).toHaveAttribute("data-step", "held");
+  await gates.held("state-move.held");
   const bar = page.getByTestId("move-progress");
-  await expect.poll(async () => Number(await bar.getAttribute("aria-valuenow")), { message: "the chunks without alpha-site move" }).toBeGreaterThan(0);
+  await expect(page.locator('[data-testid="move-item"][data-step="held"]')).toHaveCount(TOTAL);
+  await expect(bar).toHaveAttribute("aria-valuenow", "0");
+  await expect(page.getByTestId("move-counts")).toContainText(`0 of ${TOTAL} moved · ${TOTAL} in progress`);
   await screenshot(page, "state-move-wizard-3-moving");
 
   // Reloading mid-move shows the same move still running, where it stood.
   await page.reload();
   await expect(page.getByRole("heading", { name: "3. Moving" })).toBeVisible();
   await expect(page.getByTestId("move-item")).toHaveCount(TOTAL);
-  await expect(page.getByTestId("move-item").filter({ hasText: "alpha-site" })).toHaveAttribute("data-step", "held");
-  const midway = Number(await page.getByTestId("move-progress").getAttribute("aria-valuenow"));
-  expect(midway).toBeGreaterThan(0);
-  expect(midway).toBeLessThan(TOTAL);
+  await expect(page.locator('[data-testid="move-item"][data-step="held"]')).toHaveCount(TOTAL);
+  await expect(page.getByTestId("move-progress")).toHaveAttribute("aria-valuenow", "0");
 
   // The second admin is told a move runs; starting another is refused with the server's words.
   await expect(second.getByRole("status").filter({ hasText: "is running" })).toBeVisible();
@@ -194,9 +167,8 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await second.getByRole("button", { name: "Show the running move" }).click();
   await expect(second.getByRole("heading", { name: "3. Moving" })).toBeVisible();
 
-  // The held state is let go: the bar runs to the end as the watch reports it, with no reload.
-  await held.release();
-  held = null;
+  // The gate opens: the bar runs to the end as the watch reports each step, with no reload.
+  gates.release("state-move.held");
   await expect(page.getByTestId("move-progress")).toHaveAttribute("aria-valuenow", String(TOTAL), { timeout: 60_000 });
 
   // 4) The result, on both admins' pages.
