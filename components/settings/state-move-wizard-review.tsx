@@ -32,19 +32,19 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
     >
       {/* Above the table: with hundreds of rows, the start and its refusal stay in view. */}
       {(admin || error) && (
-      <div className="space-y-3 border-b border-slate-100 px-5 py-4">
-        <FormAlert message={error} />
-        {admin && (
-          <div className="flex justify-between gap-2">
-            <Button variant="secondary" onClick={onBack} disabled={busy}>
-              <ArrowLeft className="h-4 w-4" /> Change destinations
-            </Button>
-            <Button onClick={onStart} busy={busy} disabled={items.length === 0}>
-              <Play className="h-4 w-4" /> Start the move ({totals.count} state{totals.count === 1 ? "" : "s"})
-            </Button>
-          </div>
-        )}
-      </div>
+        <div className="space-y-3 border-b border-slate-100 px-5 py-4">
+          <FormAlert message={error} />
+          {admin && (
+            <div className="flex justify-between gap-2">
+              <Button variant="secondary" onClick={onBack} disabled={busy}>
+                <ArrowLeft className="h-4 w-4" /> Change destinations
+              </Button>
+              <Button onClick={onStart} busy={busy} disabled={items.length === 0}>
+                <Play className="h-4 w-4" /> Start the move ({totals.count} state{totals.count === 1 ? "" : "s"})
+              </Button>
+            </div>
+          )}
+        </div>
       )}
       {items.length === 0 ? (
         <EmptyState title="Nothing would move" description="No state is left on Planton-managed storage for these provisioners." />
