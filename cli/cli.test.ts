@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { flowControlPolicies } from "../db/schema";
+import { flowControlPolicies, stateBackends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
 import { readEventStream } from "../lib/client/sse";
@@ -90,6 +90,7 @@ beforeAll(async () => {
   await stack.registerKind("TestTofu", "importable", [], "tofu");
   await mk("tofu-thing", "dev", "TestTofu", {});
   await mk("idle", "dev", "StaticSite", { site_name: "idle" });
+  await mk("mover", "dev", "StaticSite", { site_name: "mover" });
   const protectFields = [
     { name: "pages", type: "number", default: 2, description: "how many pages" },
     { name: "home", type: "string", default: "index", description: "the home page's name" },
@@ -482,6 +483,28 @@ describe("planton CLI", () => {
     const r = await planton(["runner", "start", "--url", server.url], { PLANTON_RUNNER_TOKEN: undefined });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("No runner was started: no runner token");
+  });
+  it("state moves: move-off-planton --dry-run prints the table and changes nothing, an unknown backend is refused, tofu state migrate-backend follows one component's move to its end", async () => {
+    const created = await planton(["infra", "job", "create", ids.mover, "--operation", "update", "--tail"]);
+    expect(created.code, created.stdout + created.stderr).toBe(0);
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name: "cli-local", kind: "local", config: { path: path.join(infraRoot, "cli-states") } });
+    const admin = { PLANTON_TOKEN: (await createApiToken(t.db, org.actor("admin"), { name: "cli-move" })).token };
+    const dry = await planton(["infra", "state-backend", "move-off-planton", "--to", "builtin=cli-local", "--dry-run"], admin);
+    expect([dry.code, dry.stderr]).toEqual([0, ""]);
+    expect(dry.stdout).toMatch(/^COMPONENT\s+ENVIRONMENT\s+PROVISIONER\s+FROM\s+TO\s+FROM KEY\s+TO KEY\s+SIZE\s+SERIAL\n/);
+    expect(dry.stdout).toMatch(/\nmover\s+dev\s+builtin\s+planton-managed\s+cli-local\s+planton-managed\/\S+\s+dev\/mover\/terraform\.tfstate\s/);
+    expect(dry.stdout).toMatch(/\nDry run: \d+ states \(.+\) would move; nothing was changed\.\n$/);
+    expect(fs.existsSync(path.join(infraRoot, "cli-states", "dev"))).toBe(false);
+    const unknown = await planton(["infra", "state-backend", "move-off-planton", "--to", "nowhere"], admin);
+    expect([unknown.code, unknown.stdout]).toEqual([1, ""]);
+    expect(unknown.stderr).toMatch(/^Nothing was moved: the state backend nowhere was not found\. Create it first/);
+    const wrongTool = await planton(["pulumi", "state", "migrate-backend", ids.mover, "--to", "cli-local"], admin);
+    expect([wrongTool.code, wrongTool.stderr.trim()]).toEqual([1, `Nothing was moved: component mover is a builtin component. Use planton tofu state migrate-backend ${ids.mover} --to cli-local.`]);
+    const moved = await planton(["tofu", "state", "migrate-backend", ids.mover, "--to", "cli-local"], admin);
+    expect([moved.code, moved.stderr]).toEqual([0, ""]);
+    expect(moved.stdout).toMatch(/^Started state move smv_\S+: mover's state to cli-local\.\n/);
+    expect(moved.stdout).toMatch(/State move smv_\S+: 1\/1 moved \(succeeded\)\nMoved 1 state; the old copies are kept for rollback\.\n$/);
+    expect(JSON.parse(fs.readFileSync(path.join(infraRoot, "cli-states", "dev", "mover", "terraform.tfstate"), "utf8")).serial).toBeGreaterThan(0);
   });
 });
 

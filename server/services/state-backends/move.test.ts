@@ -21,7 +21,7 @@ import { encryptSecret } from "../../crypto";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { lockState, unlockState } from "../runners/state";
-import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, resumeMove, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
+import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
 import { openStore } from "./open-store";
 import { plantonManagedKey, PlantonManagedStore } from "./planton-managed-store";
 
@@ -203,7 +203,9 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
     const store = await openStore(t.db, to);
     expect((await store.lockHolder(mid.items[0].toKey))?.ID).toBe(moveLockId(mid.items[0].id!));
     await store.close?.();
-    await resumeMove(t.db, move.id);
+    // What the console does when it starts: every running move runs on.
+    expect(await resumeRunningMoves(t.db)).toContain(move.id);
+    await moveRun(move.id);
     expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(0);
     await expectMoved(setup, to);
   });
@@ -285,6 +287,16 @@ describe("the move's guarantees", () => {
     expect((await auditOf(t.db, setup.org.orgId, "state.move.rollback")).map((e) => e.targetId)).toEqual([a.id]);
     expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(1);
     await expect(rollbackItem(t.db, setup.org.actor(), { id: move.id, itemId: a.id })).rejects.toThrow(/only a component whose move is done can be rolled back/);
+    // A job writes again on Planton-managed storage, then it is moved again: the copy the rollback left there is an older version of the same state, so it is replaced.
+    const pm = new PlantonManagedStore(t.db, setup.org.orgId, "job");
+    await pm.lock(a.fromKey, { ID: "job2", Operation: "OperationTypeApply" });
+    await pm.write(a.fromKey, storedStateOf(new TextEncoder().encode(JSON.stringify(doc(a.serial! + 2, `lin-${a.componentId}`, "back home")))));
+    await pm.unlock(a.fromKey, "job2");
+    const again = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
+    await moveRun(again.id);
+    const second = await getMove(t.db, setup.org.actor(), { id: again.id });
+    expect(second.status, second.items.map((i) => i.error).join("\n")).toBe("succeeded");
+    expect(second.items.map((i) => [i.componentId, i.serial])).toEqual([[a.componentId, a.serial! + 2]]);
   });
 
   it("starts one move when two admins start at once; the second is told which move runs and who started it", async () => {
@@ -305,15 +317,17 @@ describe("the move's guarantees", () => {
     await resumeMove(t.db, id);
   });
 
-  it("refuses bad input with the fix and changes nothing: unknown backend, no access, the same backend, a provisioner without a destination", async () => {
+  it("refuses bad input with the fix and changes nothing: unknown backend, a kind for another provisioner, no access, the same backend, a provisioner without a destination", async () => {
     const setup = await orgWithStates(2);
     const good = await destination(setup, "local");
     // A folder that cannot be created: its parent is a file.
     const file = path.join(tmp, `not-a-folder-${++seq}`);
     fs.writeFileSync(file, "x");
     const [noAccess] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: setup.org.orgId, name: `no-access-${seq}`, kind: "local", config: { path: path.join(file, "states") } }).returning();
+    const [pulumiOnly] = await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: setup.org.orgId, name: `pulumi-only-${seq}`, kind: "pulumi_cloud", config: { organization: "acme" } }).returning();
     const actor = setup.org.actor();
     const cases: [unknown, RegExp][] = [
+      [{ builtin: pulumiOnly.name }, new RegExp(`^Nothing was moved: backend ${pulumiOnly.name} \\(Pulumi Cloud\\) keeps pulumi state, not builtin\\. Choose a backend that keeps builtin state \\(Local directory, `)],
       [{ builtin: "nowhere" }, /^Nothing was moved: the state backend nowhere was not found\. Create it first/],
       [{ builtin: noAccess.name }, new RegExp(`^Nothing was moved: backend ${noAccess.name} cannot be used, the access test failed at write: .*Fix its connection or configuration in Settings → State Backends`)],
       [{ builtin: "planton-managed" }, /^Nothing was moved: planton-managed is the Planton-managed backend, where these states already are\. Choose a backend of your own/],

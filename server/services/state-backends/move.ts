@@ -11,7 +11,7 @@ import { environments, iacModules, infraComponents, infraJobs, stateBackendDefau
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
-import { StateLockedError, storedStateOf } from "@/state-backends/rules";
+import { StateLockedError, storedStateOf, writeRefusal } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
@@ -63,7 +63,7 @@ interface Plan {
 
 async function backendByName(db: Queryable, orgId: string, name: string): Promise<BackendRow> {
   const [row] = await db.select().from(stateBackends).where(and(eq(stateBackends.orgId, orgId), eq(stateBackends.name, name)));
-  if (!row) throw notFound(`Nothing was moved: the state backend ${name}`, "Create it first (planton infra state-backend create), or pick one from planton infra state-backend list");
+  if (!row) throw notFound(`Nothing was moved: the state backend ${name}`, "Create it first (planton infra state-backend create, or Settings → State Backends), or pick one from planton infra state-backend list.");
   return row;
 }
 
@@ -118,7 +118,8 @@ export async function probeAccess(open: () => Promise<StateStore>) {
     await store?.close?.().catch(() => {});
   }
   const failed = steps.find((s) => !s.ok);
-  return { ok: !failed, steps, error: failed ? `the access test failed at ${failed.step}: ${failed.detail}` : null };
+  // The detail is a store's own sentence: its final period is dropped, so the refusal that quotes it never ends in two.
+  return { ok: !failed, steps, error: failed ? `the access test failed at ${failed.step}: ${failed.detail.replace(/\.+$/, "")}` : null };
 }
 
 /** Refuses a destination for `provisioner`, with the fix; `source` is the backend the states are on now. */
@@ -247,7 +248,7 @@ async function planMigrate(db: Queryable, actor: Actor, raw: z.input<typeof migr
     .from(infraComponents)
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .where(and(eq(infraComponents.id, input.componentId), eq(infraComponents.orgId, actor.orgId)));
-  if (!c) throw notFound(`Nothing was moved: Infra Component ${input.componentId}`, "Check the id (planton infra component list)");
+  if (!c) throw notFound(`Nothing was moved: Infra Component ${input.componentId}`, "Check the id on the component's page in the console.");
   const provisioner = (await provisionersOf(db, actor.orgId, [c.comp])).get(c.comp.id) ?? null;
   if (!provisioner) throw new PlantonError("PRECONDITION_FAILED", `Nothing was moved: no IaC module is registered for ${c.comp.name}'s kind ${c.comp.kind}, so which provisioner its state belongs to is unknown. Register a module for ${c.comp.kind}, then try again.`);
   const from = await currentBackend(db, actor.orgId, c.comp.stateBackendId, provisioner);
@@ -645,12 +646,13 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
       if (e.holder.ID !== moveLockId(item.id)) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
     }
     const there = await dest.read(item.toKey);
-    if (there && there.checksum !== state.checksum) {
+    // An older version of this same state there (a rolled-back move left it) is replaced, as the write rules allow; any other state is not.
+    if (there && writeRefusal(item.toKey, there, state)) {
       await dest.unlock(item.toKey, moveLockId(item.id)).catch(() => {});
       return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
     }
-    // The destination is empty (or already holds exactly these bytes) and the lock is ours: nothing the write rules could refuse.
-    if (!there) await dest.write(item.toKey, state);
+    // The lock is ours and the rules allow the write; the same bytes already there count as copied.
+    if (there?.checksum !== state.checksum) await dest.write(item.toKey, state);
     return { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
   } catch (e) {
     return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${(e as Error).message}). Check the backend's access in Settings → State Backends, then retry.`;
@@ -764,7 +766,7 @@ export const rollbackInput = z.object({ id: z.string().min(1), itemId: z.string(
 
 async function moveRow(db: Queryable, orgId: string, id: string): Promise<MoveRow> {
   const [m] = await db.select().from(stateMoves).where(and(eq(stateMoves.id, id), eq(stateMoves.orgId, orgId)));
-  if (!m) throw notFound(`State move ${id}`, "Check the id (Settings → State Backends shows the latest move)");
+  if (!m) throw notFound(`State move ${id}`, "Check the id (Settings → State Backends shows the latest move).");
   return m;
 }
 
@@ -800,7 +802,7 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
     .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
     .leftJoin(stateObjects, eq(stateObjects.componentId, stateMoveItems.componentId))
     .where(and(eq(stateMoveItems.id, input.itemId), eq(stateMoveItems.moveId, move.id)));
-  if (!row) throw notFound(`Item ${input.itemId} of state move ${move.id}`, "Check the id (GET /state-moves/{id} lists the items)");
+  if (!row) throw notFound(`Item ${input.itemId} of state move ${move.id}`, "Check the id (GET /state-moves/{id} lists the items).");
   const { item, comp, obj } = row;
   const nothing = `Nothing was rolled back for component ${comp.name}`;
   if (item.step !== "done") throw conflict(`${nothing}: its move is ${item.step}, and only a component whose move is done can be rolled back.`);
