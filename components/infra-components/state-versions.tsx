@@ -3,6 +3,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { History } from "lucide-react";
+import { formatBytes } from "@/lib/display";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { useDeleteDialog } from "@/components/settings/delete-dialog";
@@ -11,10 +12,6 @@ import { Button } from "@/components/ui/button";
 import { Card, EmptyState, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
-
-function bytes(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
 
 interface VersionRow {
   id: string;
@@ -100,7 +97,7 @@ export function StateVersions({ componentId }: { componentId: string }) {
                             <span className="text-xs text-slate-500">before versions were kept</span>
                           )}
                         </Td>
-                        <Td>{bytes(v.size)}</Td>
+                        <Td>{formatBytes(v.size)}</Td>
                         <Td className="font-mono text-xs" title={v.checksum}>
                           {v.checksum.slice(0, 12)}
                         </Td>
