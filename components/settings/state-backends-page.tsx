@@ -196,9 +196,15 @@ function PlantonManagedCard() {
       <QueryState query={usage} loading="Loading Planton-managed usage…">
         {(u) =>
           u.totals.count === 0 ? (
-            <div data-testid="move-off-card" className="flex items-center gap-2 text-sm text-slate-700">
-              <CheckCircle2 className="h-5 w-5 text-emerald-600" />
-              Nothing left on Planton-managed storage
+            <div data-testid="move-off-card" className="flex flex-wrap items-center justify-between gap-3 text-sm text-slate-700">
+              <span className="flex items-center gap-2">
+                <CheckCircle2 className="h-5 w-5 text-emerald-600" />
+                Nothing left on Planton-managed storage
+              </span>
+              {/* The last move's result (and its per-component rollback) stays one click away. */}
+              <Link href={moveHref} className="text-sm font-medium text-indigo-600 hover:text-indigo-500">
+                Moves and rollbacks <ArrowRight className="inline h-4 w-4" />
+              </Link>
             </div>
           ) : (
             <div className="space-y-4">
