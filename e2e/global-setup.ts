@@ -1,5 +1,6 @@
 // Starts what a user would: a throwaway Postgres, then the built console with hosted runners, on a
 // free port. The admin sign-in is read from what the console prints on first start.
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,6 +16,9 @@ export default async function globalSetup() {
   // Test gates for the hosted runners: a test holds an apply at a gate and releases it (test/gates.ts).
   const gatesDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-e2e-gates-"));
   ensureBuilt(process.env.E2E_BUILD === "1");
+  // One key for secrets at rest, shared by the console and the specs that seed through services
+  // (Playwright hands globalSetup's environment to its workers), whatever a spec imported first.
+  process.env.PLANTON_SECRET_KEY ??= randomBytes(32).toString("hex");
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   const server = await startConsoleServer({
     databaseUrl: dbUrl,
