@@ -2,12 +2,13 @@
 // the step runs, readable by the runner's user alone, and is gone after the step however it ended.
 import { access, chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { JobClient } from "../client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobClient, RunnerClient } from "../client";
 import { silentLogger } from "../log";
 import { engineEnv } from "../job-run";
 import { privateFolder, writePrivateFile } from "../private-files";
 import { Redactor } from "../redact";
+import { startRunnerConsole, type RunnerConsole } from "../test/console";
 import { tempDir } from "../test/helpers";
 import type { StepContext } from "./adapter";
 import { TofuAdapter, VARIABLES_FILE } from "./tofu";
@@ -28,6 +29,23 @@ async function recordingTofu(fail = false): Promise<{ bin: string; seen: () => P
   await writeFile(path.join(bin, "tofu"), script);
   await chmod(path.join(bin, "tofu"), 0o755);
   return { bin, seen: async () => (await readFile(log, "utf8").catch(() => "")).trim().split("\n").filter(Boolean) };
+}
+
+// The adapter stages the job's state through the runner API, so each step runs for a job claimed for real on the built console.
+let c: RunnerConsole;
+let runner: RunnerClient;
+let claims = 0;
+beforeAll(async () => {
+  c = await startRunnerConsole({ env: { PLANTON_LEASE_SECONDS: "300" } });
+  runner = (await c.newRunner("secret-files")).client;
+}, 240_000);
+afterAll(() => c?.close());
+
+async function claimedJob(): Promise<JobClient> {
+  const jobId = await c.queue(`secret-files-${++claims}`, "update");
+  const claim = await c.claimNext(runner);
+  expect(claim.job.id).toBe(jobId);
+  return runner.job(jobId, claim.credential.token);
 }
 
 async function stepContext(bin: string, step: StepContext["step"]): Promise<StepContext> {
@@ -53,7 +71,7 @@ async function stepContext(bin: string, step: StepContext["step"]): Promise<Step
     moduleDir,
     workDir,
     variables: { password: SECRET },
-    job: new JobClient("http://127.0.0.1:9", "job_1", "jcr_x", { attempts: 1, baseMs: 1, maxMs: 1 }),
+    job: await claimedJob(),
     emit: () => {},
     redactor: new Redactor(),
     log: silentLogger,
