@@ -12,7 +12,8 @@ import { formatLockError, type LockInfo } from "@/lib/state-lock";
 import { StateLockedError, StateWriteRefused, writeRefusal } from "@/state-backends/rules";
 import type { StateBackend } from "@/state-backends/rules";
 import { conflict, PlantonError } from "../../errors";
-import { describeStoreError, withBackend, type BackendRow } from "../state-backends/open-store";
+import { accessErrorSentence } from "../state-backends/access-test";
+import { withBackend, type BackendRow } from "../state-backends/open-store";
 import { stateKeyOf } from "../state-backends/served";
 import { appendStateVersion, stateChecksum } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
@@ -81,7 +82,7 @@ async function onJobState<T>(
     if (e instanceof StateWriteRefused) throw conflict(e.message);
     if (e instanceof PlantonError) throw e;
     // The backend failed (unreachable, refused the credentials, …): said in one sentence, as a refusal, never a 500.
-    throw new PlantonError("PRECONDITION_FAILED", `Nothing was done with the state: backend ${backend!.name} (${backend!.kind}) failed: ${describeStoreError(e)}. Check the backend in Settings → State Backends, then retry.`);
+    throw new PlantonError("PRECONDITION_FAILED", `Nothing was done with the state: backend ${backend!.name} (${backend!.kind}) failed: ${accessErrorSentence(e)}. Check the backend in Settings → State Backends, then retry.`);
   }
 }
 

@@ -19,7 +19,7 @@ import { holdWhileArmed } from "@/engine/providers/test-gate";
 import { recordAudit } from "../../audit";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { notifyQueue } from "../jobs/transitions";
-import { runAccessTest, type AccessCheck } from "./access-test";
+import { accessErrorSentence, runAccessTest, type AccessCheck } from "./access-test";
 import { openStore, type BackendRow } from "./open-store";
 import { unmovedPlantonStates } from "./planton-managed-usage";
 import { provisionersOf } from "./served";
@@ -499,7 +499,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     await mapLimit(toSwitch, PER_CHUNK, async (item) => {
       const back = await (await storeOf(ctx, item.toBackendId)).read(item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
-      if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${back.message}). Check the backend's access in Settings → State Backends, then retry.`);
+      if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${accessErrorSentence(back)}). Check the backend's access in Settings → State Backends, then retry.`);
       if (back?.checksum !== item.checksum) {
         return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back?.checksum ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
       }
@@ -554,7 +554,7 @@ async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null
         ? `Nothing was moved for component ${item.component}: its state is locked by job ${byJob}; retry when it ends.`
         : `Nothing was moved for component ${item.component}: its state is locked by ${e.holder.Who} (lock ${e.holder.ID}, ${e.holder.Operation}). Retry when that run ends, or force-unlock it if nothing runs.`;
     }
-    return `Nothing was moved for component ${item.component}: its state could not be locked (${(e as Error).message}). Retry the move.`;
+    return `Nothing was moved for component ${item.component}: its state could not be locked (${accessErrorSentence(e)}). Retry the move.`;
   }
 }
 
@@ -581,7 +581,7 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
     if (there?.checksum !== state.checksum) await dest.write(item.toKey, state);
     return { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
   } catch (e) {
-    return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${(e as Error).message}). Check the backend's access in Settings → State Backends, then retry.`;
+    return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${accessErrorSentence(e)}). Check the backend's access in Settings → State Backends, then retry.`;
   }
 }
 

@@ -145,13 +145,3 @@ export async function withBackend<T>(db: Queryable, backend: BackendToOpen, work
     await store.close?.();
   }
 }
-
-/** A store's failure as one sentence a user can act on: the kind's own message for remote services, else its name and first line (no stack). */
-export function describeStoreError(e: unknown): string {
-  if (e instanceof RemoteStateError || e instanceof PlantonError) return e.message;
-  const err = e as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  const status = err?.$metadata?.httpStatusCode ? ` (HTTP ${err.$metadata.httpStatusCode})` : "";
-  const first = String(err?.message ?? e).split("\n")[0].slice(0, 240);
-  const name = err?.code ?? err?.name;
-  return `${name && name !== "Error" && !first.startsWith(name) ? `${name}: ` : ""}${first}${status}`;
-}
