@@ -144,7 +144,12 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   // 3) The move, held at the gate once every component's jobs are held.
   gates.hold("state-move.held");
   await page.getByRole("button", { name: /Start the move/ }).click();
-  await expect(page.getByRole("heading", { name: "3. Moving" })).toBeVisible();
+  // A refused start says why on the review; the test reports those words rather than a missing heading.
+  const moving = page.getByRole("heading", { name: "3. Moving" });
+  const refused = page.getByRole("alert").filter({ hasText: "Nothing was" });
+  await expect(moving.or(refused)).toBeVisible();
+  expect(await refused.allInnerTexts(), "the start was refused").toEqual([]);
+  await expect(moving).toBeVisible();
   await gates.held("state-move.held");
   const bar = page.getByTestId("move-progress");
   await expect(page.locator('[data-testid="move-item"][data-step="held"]')).toHaveCount(TOTAL);

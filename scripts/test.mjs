@@ -79,6 +79,14 @@ if (want("e2e") && built) {
         for (const spec of suite.specs ?? []) if (!spec.ok) failures.push(`${[...trail, spec.title].filter(Boolean).join(" › ")}`);
       };
       walk(r, []);
+      // A failed test's page, as Playwright saw it (its accessibility snapshot): the screenshots stay on the machine, this reaches the log.
+      const results = path.join(root, ".tmp", "e2e-results");
+      for (const dir of fs.existsSync(results) ? fs.readdirSync(results) : []) {
+        const context = path.join(results, dir, "error-context.md");
+        if (!fs.existsSync(context)) continue;
+        const text = fs.readFileSync(context, "utf8");
+        console.log(`\n── ${dir}: the page when it failed ──\n${text.length > 6000 ? `${text.slice(0, 6000)}\n… (${text.length - 6000} more characters in ${path.relative(root, context)})` : text}`);
+      }
       for (const e of r.errors ?? []) {
         failed++;
         failures.push(`Playwright: ${String(e.message).split("\n")[0]}`);

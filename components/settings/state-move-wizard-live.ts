@@ -33,6 +33,9 @@ export function useCurrentStateMove(org: string) {
         onStarted: () => setStream("live"),
         // Each value is the whole current move, so the newest one simply replaces what the page shows.
         onData: (next) => {
+          // Never back to an older move: a value read just before a start committed may arrive after its answer.
+          const shown = queryClient.getQueryData<CurrentMove>(currentKey)?.move;
+          if (shown && (!next.move || new Date(next.move.createdAt).getTime() < new Date(shown.createdAt).getTime())) return;
           queryClient.setQueryData(currentKey, next);
           // A move that ends changes what is left on Planton-managed storage and what each backend serves.
           const status = next.move?.status;

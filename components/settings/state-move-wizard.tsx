@@ -111,7 +111,8 @@ export function StateMoveWizard() {
 
   const { move, remainingOnPlanton } = current.data;
   const running = move?.status === "running";
-  const inWizard = phase !== null && !start.isPending;
+  // While the start is on its way the review stays (its button says so); the answer shows the move.
+  const inWizard = phase !== null;
   // A move someone else started while this admin is still choosing or reviewing: say so, keep their work.
   const view: "choose" | "review" | "progress" | "result" | "empty" =
     inWizard && phase === "review" && dryRun ? "review" : inWizard ? "choose" : running ? "progress" : move ? "result" : remainingOnPlanton === 0 ? "empty" : "choose";
@@ -136,7 +137,7 @@ export function StateMoveWizard() {
       {header}
       <RoleNote need="admin" what="Moving states, retrying and rolling back" />
       <Stepper at={stepAt} />
-      {inWizard && running && (
+      {inWizard && running && !start.isPending && (
         <div role="status" className="mb-4 flex flex-wrap items-center justify-between gap-3 rounded-md bg-amber-50 px-4 py-3 text-sm text-amber-900 ring-1 ring-amber-200">
           <span>
             A move started by {move.startedBy} is running ({move.progress.done + move.progress.failed} of {move.progress.total} states). A second move cannot start until it ends.
