@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { NotExecuted } from "./delete-protection";
 import type { PolicyToggles } from "./flow-control";
 import { STORE_NAME, STORE_NAME_HINT } from "./secrets";
+import { PROVISIONERS } from "./catalog";
 import type { progressEventSchema } from "./api/schemas";
 
 export const RUNNER_API = "/api/runner/v1";
@@ -164,6 +165,8 @@ export const claimRequest = z.object({
   /** Long-poll: how long the server may hold the request open when there is no work. */
   waitSeconds: z.number().int().min(0).max(60).default(25),
   version: z.string().optional(),
+  /** The engines this runner has, provisioner → version; a job whose module needs one it lacks is left for another runner. */
+  engines: z.partialRecord(z.enum(PROVISIONERS), z.string().max(100)).optional(),
 });
 
 export interface HeartbeatResponse {

@@ -3,6 +3,7 @@
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
 import type { PreflightReport } from "../../lib/preflight";
+import type { RouteRule } from "../../lib/runner-routing";
 import type { IacInput, JobOperationKind, JobResult, JobStatus, OutputsPayload, StepName, StepPlanRef } from "../../lib/runner-protocol";
 import type { LockInfo } from "../../lib/state-lock";
 import type { ArtifactKind } from "../../lib/artifacts";
@@ -47,7 +48,12 @@ export const infraJobs = pgTable(
     eventSeq: integer("event_seq").notNull().default(0),
     cancelRequestedAt: ts("cancel_requested_at"),
     cancelRequestedBy: text("cancel_requested_by"),
+    /** Who claimed it (the current attempt's runner). */
     runnerId: text("runner_id"),
+    /** Where it must run, fixed at creation (lib/runner-routing.ts): the runner named, or null for a Planton-hosted one. */
+    routeRunnerId: text("route_runner_id"),
+    /** Which rule chose it: the connection's runner, the organization's default, or Planton-hosted. */
+    routeRule: text("route_rule").$type<RouteRule>(),
     leaseExpiresAt: ts("lease_expires_at"),
     currentAttemptId: text("current_attempt_id"),
     createdAt: createdAt(),

@@ -1,4 +1,5 @@
 import { integer, jsonb, pgEnum, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import type { Provisioner } from "../../lib/catalog";
 import { createdAt, ts } from "./common";
 
 export const runnerKindEnum = pgEnum("runner_kind", ["hosted", "self_hosted"]);
@@ -16,6 +17,8 @@ export const runners = pgTable(
     labels: jsonb("labels").notNull().default({}),
     capacity: integer("capacity").notNull().default(2),
     version: text("version"),
+    /** The engines it has, as it last reported them at a claim: provisioner → version (builtin always). */
+    engines: jsonb("engines").$type<Partial<Record<Provisioner, string>>>().notNull().default({}),
     lastSeenAt: ts("last_seen_at"),
     /** A revoked runner's claims, heartbeats and job credentials are refused. */
     revokedAt: ts("revoked_at"),

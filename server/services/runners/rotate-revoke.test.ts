@@ -36,7 +36,7 @@ describe("rotating a runner's token", () => {
   it("returns the new token once; the old token and the job credentials issued under it are refused at once, and the running job fails with the reason", async () => {
     const { org, runner, token, job, claim } = await runnerWithRunningJob("rotating");
     const admin = org.users.admin.email;
-    const rotated = await org.call("admin").runners.rotateToken({ org: org.slug, id: runner.id });
+    const rotated = await org.call("admin").runners.rotateToken({ org: org.slug, runner: runner.id });
     expect(rotated.token).toMatch(/^rnr_/);
     expect(rotated.token).not.toBe(token);
     expect(rotated.runner).not.toHaveProperty("tokenHash", expect.anything());
@@ -62,7 +62,7 @@ describe("rotating a runner's token", () => {
     const { org, component } = await orgWithComponent(t.db);
     const { runner, token } = await registerRunner(t.db, org.actor(), { name: "waiting" });
     const authenticated = await authenticateRunner(t.db, token);
-    await org.call("admin").runners.rotateToken({ org: org.slug, id: runner.id });
+    await org.call("admin").runners.rotateToken({ org: org.slug, runner: runner.id });
     await createJob(t.db, org.actor(), { componentId: component.id });
     expect(await refusal(claimJob(t.db, authenticated))).toMatchObject({ code: "UNAUTHORIZED", message: expect.stringContaining("this runner token is not known") });
   });
@@ -76,7 +76,7 @@ describe("revoking a runner", () => {
     const access = await jobAccess(t.db, claim.credential.token, job.id);
     const authenticated = await authenticateRunner(t.db, token);
 
-    const revoked = await org.call("admin").runners.revoke({ org: org.slug, id: runner.id });
+    const revoked = await org.call("admin").runners.revoke({ org: org.slug, runner: runner.id });
     expect(revoked.failedJobs).toEqual([job.id]);
     expect(revoked.runner.revokedAt).toBeInstanceOf(Date);
 
@@ -99,15 +99,15 @@ describe("revoking a runner", () => {
       targetId: runner.id,
       summary: `Revoked runner doomed; its running jobs ${job.id} failed; it is no longer the organization's default runner`,
     });
-    expect(await refusal(org.call("admin").runners.revoke({ org: org.slug, id: runner.id }))).toMatchObject({ message: expect.stringContaining("was already revoked") });
-    expect(await refusal(org.call("admin").runners.rotateToken({ org: org.slug, id: runner.id }))).toMatchObject({ message: expect.stringContaining("is revoked and gets no new token") });
+    expect(await refusal(org.call("admin").runners.revoke({ org: org.slug, runner: runner.id }))).toMatchObject({ message: expect.stringContaining("was already revoked") });
+    expect(await refusal(org.call("admin").runners.rotateToken({ org: org.slug, runner: runner.id }))).toMatchObject({ message: expect.stringContaining("is revoked and gets no new token") });
   });
 
   it("is refused for another organization's runner and for Planton-hosted runners", async () => {
     const { runner } = await runnerWithRunningJob("theirs");
     const { org } = await orgWithComponent(t.db);
-    expect(await refusal(org.call("admin").runners.revoke({ org: org.slug, id: runner.id }))).toMatchObject({ message: expect.stringContaining(`Runner ${runner.id} was not found`) });
+    expect(await refusal(org.call("admin").runners.revoke({ org: org.slug, runner: runner.id }))).toMatchObject({ message: expect.stringContaining(`Runner ${runner.id} was not found`) });
     const [hosted] = await t.db.insert(runners).values({ id: "rnr_hosted_test", orgId: null, scopeKey: "platform", name: "hosted-test", kind: "hosted", tokenHash: "h" }).returning();
-    expect(await refusal(org.call("admin").runners.rotateToken({ org: org.slug, id: hosted.id }))).toMatchObject({ message: expect.stringContaining("Planton-hosted runners are not an organization's to change") });
+    expect(await refusal(org.call("admin").runners.rotateToken({ org: org.slug, runner: hosted.id }))).toMatchObject({ message: expect.stringContaining("Planton-hosted runners are not an organization's to change") });
   });
 });
