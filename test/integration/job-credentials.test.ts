@@ -228,6 +228,84 @@ async function awsConnection(of: TestOrg, name: string, keyId: string, secretKey
   return conn;
 }
 
+/** The answer of every cell: the table the matrix asserts. */
+function expectedAnswers(f: { replaced: { first: Cred; second: Cred }; completed: Cred; revoked: Cred & { at: string }; rotated: Cred; theirJob: Cred }): Record<Row, Record<string, Expected>> {
+  const { replaced, completed, revoked, rotated, theirJob } = f;
+  const onJobRoutes = (e: Expected) => Object.fromEntries(COLUMNS.filter((r) => !RUNNER_TOKEN_ROUTES.includes(r)).map((r) => [r, e]));
+  const onRunnerTokenRoutes = (e: Expected) => Object.fromEntries(RUNNER_TOKEN_ROUTES.map((r) => [r, e]));
+  const notARunnerToken = onRunnerTokenRoutes(refused(401, "Nothing was done: send the runner token as Authorization: Bearer rnr_…."));
+  const notThisJob = (target: Cred) => refused(403, `Nothing was done: this job credential is for job ${ownJob.jobId}, not ${target.jobId}. A credential works only for its own job.`);
+  const stop = (c: Cred) => `Stop working on job ${c.jobId}.`;
+  return {
+    "own job": {
+      "GET /whoami": answered(200, { runner: { id: live.runnerId, name: "r-live", kind: "hosted", orgId: org.orgId } }),
+      "POST /claim": answered(204, ""),
+      // A fresh credential is not renewed: the heartbeat hands out no second one.
+      "POST /jobs/[jobId]/heartbeat": answered(200, { signal: "none", leaseExpiresAt: expect.any(String) }),
+      "POST /jobs/[jobId]/steps/[step]/start": answered(200, { proceed: true }),
+      "POST /jobs/[jobId]/events": answered(200, { acceptedThrough: 1 }),
+      "GET /jobs/[jobId]/secrets/[name]": answered(200, { value: "hunter2" }),
+      "GET /jobs/[jobId]/connection": answered(200, {
+        provider: "aws",
+        mode: "stored",
+        env: { AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIAOURPROD", AWS_SECRET_ACCESS_KEY: "our-prod-secret-key" },
+      }),
+      "GET /jobs/[jobId]/state": answered(204, ""),
+      "POST /jobs/[jobId]/state/lock": answered(200, { lock: expect.objectContaining({ ID: lockId(ownJob), Operation: "OperationTypeApply" }) }),
+      "PUT /jobs/[jobId]/state": answered(200, { ok: true, serial: 1, checksum: expect.any(String) }),
+      "DELETE /jobs/[jobId]/state/lock": answered(200, { ok: true }),
+      "POST /jobs/[jobId]/artifacts": answered(200, { artifactId: expect.stringMatching(/^art_/), sha256: createHash("sha256").update("matrix bytes").digest("hex") }),
+      "GET /jobs/[jobId]/artifacts/[artifactId]": answered(200, "own job's input"),
+      "POST /jobs/[jobId]/outputs": answered(200, { outputs: { sent_as: { value: "own job", sensitive: false } } }),
+      "POST /jobs/[jobId]/steps/[step]/finish": answered(200, { next: "stop" }),
+      "POST /jobs/[jobId]/attempt/end": answered(200, { ok: true }),
+    },
+    "other job of the organization": { ...notARunnerToken, ...onJobRoutes(notThisJob(otherJob)) },
+    "other organization's job": { ...notARunnerToken, ...onJobRoutes(notThisJob(theirJob)) },
+    "expired credential": { ...notARunnerToken, ...onJobRoutes(refused(401, "Nothing was done: the job credential expired. A runner renews it through its heartbeat while the job runs.")) },
+    "replaced attempt": {
+      ...notARunnerToken,
+      ...onJobRoutes(
+        refused(
+          409,
+          `Nothing was done: attempt ${replaced.first.attemptId} of job ${replaced.first.jobId} was replaced by attempt ${replaced.second.attemptId}; only the current attempt works on a job. ${stop(replaced.first)}`,
+        ),
+      ),
+    },
+    "completed job": {
+      ...notARunnerToken,
+      ...onJobRoutes(
+        refused(
+          409,
+          `Nothing was done: job ${completed.jobId} is completed (succeeded) and its attempt ${completed.attemptId} has ended (completed), so its credential no longer works. ${stop(completed)}`,
+        ),
+      ),
+      // Ending an ended attempt again (a retry) is a quiet no-op.
+      "POST /jobs/[jobId]/attempt/end": answered(200, { ok: true }),
+    },
+    "revoked runner": {
+      ...onRunnerTokenRoutes(
+        refused(403, `Nothing was done: runner r-revoked was revoked at ${revoked.at} and may claim no more work. Stop this runner; an admin registers a new one in Settings → Runners.`),
+      ),
+      ...onJobRoutes(refused(403, `Nothing was done: runner r-revoked was revoked at ${revoked.at}, so its job credentials no longer work. ${stop(revoked)}`)),
+    },
+    "rotated token": {
+      ...onRunnerTokenRoutes(
+        refused(
+          401,
+          "Nothing was done: this runner token is not known (it may have been rotated, or the runner removed). Start the runner with its current token, or register it again in Settings → Runners.",
+        ),
+      ),
+      ...onJobRoutes(
+        refused(
+          401,
+          `Nothing was done: this job credential was issued under a runner token of r-rotated that has since been rotated, so it no longer works. ${stop(rotated)} Start the runner with its new token to claim new work.`,
+        ),
+      ),
+    },
+  };
+}
+
 beforeAll(async () => {
   t = await createTestDatabase();
   const made = await orgWithComponent(t.db, { components: 6, policy: { pauseBeforeApply: true } });
@@ -349,80 +427,7 @@ beforeAll(async () => {
     "rotated token": on("rotated token", rotated, rotated, rotated.oldToken),
   } satisfies Record<Row, Holder>);
 
-  // ——— The expected answer of every cell ———
-  const jobRoutes = (e: Expected) => Object.fromEntries(COLUMNS.filter((r) => !RUNNER_TOKEN_ROUTES.includes(r)).map((r) => [r, e]));
-  const runnerRoutes = (e: Expected) => Object.fromEntries(RUNNER_TOKEN_ROUTES.map((r) => [r, e]));
-  const notARunnerToken = runnerRoutes(refused(401, "Nothing was done: send the runner token as Authorization: Bearer rnr_…."));
-  const notThisJob = (target: Cred) => refused(403, `Nothing was done: this job credential is for job ${ownJob.jobId}, not ${target.jobId}. A credential works only for its own job.`);
-  const stop = (c: Cred) => `Stop working on job ${c.jobId}.`;
-  expected = {
-    "own job": {
-      "GET /whoami": answered(200, { runner: { id: live.runnerId, name: "r-live", kind: "hosted", orgId: org.orgId } }),
-      "POST /claim": answered(204, ""),
-      // A fresh credential is not renewed: the heartbeat hands out no second one.
-      "POST /jobs/[jobId]/heartbeat": answered(200, { signal: "none", leaseExpiresAt: expect.any(String) }),
-      "POST /jobs/[jobId]/steps/[step]/start": answered(200, { proceed: true }),
-      "POST /jobs/[jobId]/events": answered(200, { acceptedThrough: 1 }),
-      "GET /jobs/[jobId]/secrets/[name]": answered(200, { value: "hunter2" }),
-      "GET /jobs/[jobId]/connection": answered(200, {
-        provider: "aws",
-        mode: "stored",
-        env: { AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIAOURPROD", AWS_SECRET_ACCESS_KEY: "our-prod-secret-key" },
-      }),
-      "GET /jobs/[jobId]/state": answered(204, ""),
-      "POST /jobs/[jobId]/state/lock": answered(200, { lock: expect.objectContaining({ ID: lockId(ownJob), Operation: "OperationTypeApply" }) }),
-      "PUT /jobs/[jobId]/state": answered(200, { ok: true, serial: 1, checksum: expect.any(String) }),
-      "DELETE /jobs/[jobId]/state/lock": answered(200, { ok: true }),
-      "POST /jobs/[jobId]/artifacts": answered(200, { artifactId: expect.stringMatching(/^art_/), sha256: createHash("sha256").update("matrix bytes").digest("hex") }),
-      "GET /jobs/[jobId]/artifacts/[artifactId]": answered(200, "own job's input"),
-      "POST /jobs/[jobId]/outputs": answered(200, { outputs: { sent_as: { value: "own job", sensitive: false } } }),
-      "POST /jobs/[jobId]/steps/[step]/finish": answered(200, { next: "stop" }),
-      "POST /jobs/[jobId]/attempt/end": answered(200, { ok: true }),
-    },
-    "other job of the organization": { ...notARunnerToken, ...jobRoutes(notThisJob(otherJob)) },
-    "other organization's job": { ...notARunnerToken, ...jobRoutes(notThisJob(theirJob)) },
-    "expired credential": { ...notARunnerToken, ...jobRoutes(refused(401, "Nothing was done: the job credential expired. A runner renews it through its heartbeat while the job runs.")) },
-    "replaced attempt": {
-      ...notARunnerToken,
-      ...jobRoutes(
-        refused(
-          409,
-          `Nothing was done: attempt ${replaced.first.attemptId} of job ${replaced.first.jobId} was replaced by attempt ${replaced.second.attemptId}; only the current attempt works on a job. ${stop(replaced.first)}`,
-        ),
-      ),
-    },
-    "completed job": {
-      ...notARunnerToken,
-      ...jobRoutes(
-        refused(
-          409,
-          `Nothing was done: job ${completed.jobId} is completed (succeeded) and its attempt ${completed.attemptId} has ended (completed), so its credential no longer works. ${stop(completed)}`,
-        ),
-      ),
-      // Ending an ended attempt again (a retry) is a quiet no-op.
-      "POST /jobs/[jobId]/attempt/end": answered(200, { ok: true }),
-    },
-    "revoked runner": {
-      ...runnerRoutes(
-        refused(403, `Nothing was done: runner r-revoked was revoked at ${revoked.at} and may claim no more work. Stop this runner; an admin registers a new one in Settings → Runners.`),
-      ),
-      ...jobRoutes(refused(403, `Nothing was done: runner r-revoked was revoked at ${revoked.at}, so its job credentials no longer work. ${stop(revoked)}`)),
-    },
-    "rotated token": {
-      ...runnerRoutes(
-        refused(
-          401,
-          "Nothing was done: this runner token is not known (it may have been rotated, or the runner removed). Start the runner with its current token, or register it again in Settings → Runners.",
-        ),
-      ),
-      ...jobRoutes(
-        refused(
-          401,
-          `Nothing was done: this job credential was issued under a runner token of r-rotated that has since been rotated, so it no longer works. ${stop(rotated)} Start the runner with its new token to claim new work.`,
-        ),
-      ),
-    },
-  };
+  expected = expectedAnswers({ replaced, completed, revoked, rotated, theirJob });
 }, 240_000);
 
 afterAll(async () => {
@@ -686,12 +691,14 @@ describe("tokens and credentials", () => {
     }
   });
 
-  it("are never logged, by the console or the runner", () => {
+  it("are never logged, by the console or the runner, nor are the secrets they read", () => {
     const logs = { console: server.output(), runner: processLog };
     expect(logs.runner).toContain('"msg":"job claimed"');
     for (const [who, text] of Object.entries(logs)) {
       expect(text.match(/jcr_eyJ[\w.-]*/g), `${who} log`).toBeNull();
       expect([...knownRunnerTokens, ...apiRunnerTokens].filter((tk) => text.includes(tk)), `${who} log`).toEqual([]);
+      // Nor the secrets they read.
+      expect(["hunter2", "our-prod-secret-key", "our-other-secret-key", "title-from-a-secret"].filter((v) => text.includes(v)), `${who} log`).toEqual([]);
     }
   });
 
