@@ -187,7 +187,7 @@ const knownRunnerTokens: string[] = [];
 const apiRunnerTokens: string[] = [];
 let live: { token: string; runnerId: string };
 let ownJob: Cred;
-let otherJob: Cred;
+let otherJob: Cred & { claim: ClaimResponse };
 let lockAfterReplace: Answer;
 let lateCalls: Record<string, Answer>;
 
@@ -468,6 +468,11 @@ describe("every runner-API route × every holder answers as the table says", () 
 
 describe("renewal", () => {
   it("a credential close to expiry is renewed through the heartbeat while its job runs, for at most an hour; never once the job completed", async () => {
+    // A claim's credential lasts an hour at most, and so does one asked for longer.
+    expect(Date.parse(otherJob.claim.credential.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
+    const long = await issueJobCredential({ jobId: otherJob.jobId, orgId: org.orgId, attemptId: otherJob.attemptId, runnerTokenHash: sha256Hex(live.token) }, 24 * 3600);
+    expect(Date.parse(long.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
+
     const soon = (c: Cred, hash: string) => issueJobCredential({ jobId: c.jobId, orgId: org.orgId, attemptId: c.attemptId, runnerTokenHash: hash }, 60);
     const running = await heartbeat({ ...otherJob, token: (await soon(otherJob, sha256Hex(live.token))).token });
     expect(running.status, running.message).toBe(200);
