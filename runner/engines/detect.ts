@@ -39,7 +39,8 @@ export async function detectEngines(env: NodeJS.ProcessEnv, log?: Logger): Promi
       if (!bin) return;
       let why: string;
       try {
-        const { code, stdout } = await runCli(bin, args, { cwd: os.tmpdir(), env, signal: AbortSignal.timeout(VERSION_TIMEOUT_MS) });
+        // CHECKPOINT_DISABLE: terraform and tofu would otherwise ask the network whether they are outdated.
+        const { code, stdout } = await runCli(bin, args, { cwd: os.tmpdir(), env: { ...env, CHECKPOINT_DISABLE: "1" }, signal: AbortSignal.timeout(VERSION_TIMEOUT_MS) });
         const version = code === 0 ? read(stdout) : undefined;
         if (version) {
           found[engine] = version.slice(0, 100);
