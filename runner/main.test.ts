@@ -2,6 +2,8 @@ import { spawn } from "node:child_process";
 import { chmod, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { eq } from "drizzle-orm";
+import { runners } from "../db/schema";
 import { ENGINE_VERSION } from "../engine/index";
 import { startRunnerConsole, type RunnerConsole } from "./test/console";
 import { tempDir } from "./test/helpers";
@@ -64,6 +66,9 @@ describe("runner process", () => {
     expect(lines.find((l) => l.msg === "job claimed")!.runner).toBe("test-runner");
     // The engines it found are logged once, when it starts.
     expect(lines.filter((l) => l.engines).map((l) => [l.msg, l.engines])).toEqual([["runner started", expect.objectContaining({ builtin: ENGINE_VERSION, tofu: "1.8.5" })]]);
+    // And sent with its claims: the server keeps them on the runner's record.
+    const [record] = await c.t.db.select({ engines: runners.engines }).from(runners).where(eq(runners.id, runnerId));
+    expect(record!.engines).toMatchObject({ builtin: ENGINE_VERSION, tofu: "1.8.5" });
   });
 
   it("exits with a clear message when the server refuses the token", async () => {
