@@ -11,7 +11,8 @@ import { useDeleteDialog } from "./delete-dialog";
 import type { RunnerView } from "./runner-ui";
 import { RunnerTokenDialog, type ShownRunnerToken } from "./runner-token-dialog";
 
-const jobsWord = (n: number) => `${n} running job${n === 1 ? "" : "s"}`;
+/** "its running job fails" / "its 3 running jobs fail". */
+const jobsFail = (n: number) => (n === 1 ? "its running job fails" : `its ${n} running jobs fail`);
 const failedWords = (ids: string[]) => (ids.length ? `; its running job${ids.length === 1 ? "" : "s"} ${ids.join(", ")} failed` : "");
 
 export function useRunnerActions(): { rotate: (r: RunnerView) => void; revoke: (r: RunnerView) => void; dialogs: ReactNode } {
@@ -22,7 +23,7 @@ export function useRunnerActions(): { rotate: (r: RunnerView) => void; revoke: (
   const rotate = useDeleteDialog({
     title: (r: RunnerView) => `Rotate the token of ${r.name}?`,
     description: (r: RunnerView) =>
-      `The current token stops working at once, and so do the credentials of the jobs ${r.name} runs now: ${r.running ? `its ${jobsWord(r.running)} fail` : "it runs none"}. The new token is shown once; restart the runner with it.`,
+      `The current token stops working at once, and so do the credentials of the jobs ${r.name} runs now: ${r.running ? jobsFail(r.running) : "it runs none"}. The new token is shown once; restart the runner with it.`,
     confirmLabel: "Rotate token",
     mutation: useMutation(trpc.runners.rotateToken.mutationOptions({ onSuccess: (res) => setShown({ runner: res.runner.name, token: res.token, failedJobs: res.failedJobs }) })),
     variables: (r: RunnerView) => ({ org: org.slug, runner: r.name }),
@@ -32,7 +33,7 @@ export function useRunnerActions(): { rotate: (r: RunnerView) => void; revoke: (
   const revoke = useDeleteDialog({
     title: (r: RunnerView) => `Revoke ${r.name}?`,
     description: (r: RunnerView) =>
-      `${r.name} may claim no more work and its heartbeats are refused at once: ${r.running ? `its ${jobsWord(r.running)} fail with that reason` : "it runs no jobs now"}.${r.isDefault ? " It stops being the default runner; deploys return to a Planton-hosted runner." : ""}${r.connections.length ? ` Connections that name it (${r.connections.join(", ")}) must name another runner.` : ""} This cannot be undone.`,
+      `${r.name} may claim no more work and its heartbeats are refused at once: ${r.running ? `${jobsFail(r.running)} with that reason` : "it runs no jobs now"}.${r.isDefault ? " It stops being the default runner; deploys return to a Planton-hosted runner." : ""}${r.connections.length ? ` Connections that name it (${r.connections.join(", ")}) must name another runner.` : ""} This cannot be undone.`,
     confirmLabel: "Revoke runner",
     mutation: useMutation(trpc.runners.revoke.mutationOptions()),
     variables: (r: RunnerView) => ({ org: org.slug, runner: r.name }),

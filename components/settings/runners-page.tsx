@@ -43,7 +43,7 @@ export function RunnersPage() {
       <RoleNote need="admin" what="Registering, rotating and revoking runners and choosing the default runner" />
       <div className="space-y-6">
         <DefaultRunnerCard runners={list.data?.runners} />
-        <Card flush title="Runners">
+        <Card flush title={`Runners that serve ${org.name}`} description="Its own runners (revoked ones stay for their history) and the Planton-hosted ones.">
           <QueryTable
             query={{ ...list, data: list.data?.runners }}
             loading="Loading runners…"
