@@ -131,11 +131,11 @@ test("an admin registers a runner, starts it with the shown command, sees it onl
   await dialog.getByRole("button", { name: "Register runner" }).click();
   await expect(dialog.getByRole("heading", { name: `Runner ${RUNNER} registered` })).toBeVisible();
   await expect(dialog).toContainText("shown only once");
-  const token = await dialog.getByLabel("Runner token").inputValue();
-  const command = await dialog.getByLabel("Start command").inputValue();
+  const token = await dialog.getByRole("textbox", { name: "Runner token" }).inputValue();
+  const command = await dialog.getByRole("textbox", { name: "Start command" }).inputValue();
   expect(token).toMatch(/^rnr_/);
   expect(command).toBe(runnerStartCommand(s.baseURL, token));
-  await screenshot(page, "runners-registered", [dialog.getByLabel("Runner token"), dialog.getByLabel("Start command")]);
+  await screenshot(page, "runners-registered", [dialog.getByRole("textbox", { name: "Runner token" }), dialog.getByRole("textbox", { name: "Start command" })]);
   await dialog.getByRole("button", { name: "I have copied it" }).click();
   await expect(dialog).toBeHidden();
   await expect(runnerRow(page).getByTestId("runner-status")).toHaveText("offline");
@@ -242,8 +242,8 @@ test("the default runner is refused while state is on Planton-managed storage, s
   await dialog.getByRole("button", { name: "Rotate token" }).click();
   await expect(dialog.getByRole("heading", { name: "New token for edge-runner" })).toBeVisible();
   await expect(dialog.getByTestId("rotate-failed-jobs")).toContainText("It was running no jobs.");
-  const token = await dialog.getByLabel("Runner token").inputValue();
-  await expect(dialog.getByLabel("Start command")).toHaveValue(runnerStartCommand(s.baseURL, token));
+  const token = await dialog.getByRole("textbox", { name: "Runner token" }).inputValue();
+  await expect(dialog.getByRole("textbox", { name: "Start command" })).toHaveValue(runnerStartCommand(s.baseURL, token));
   await dialog.getByRole("button", { name: "I have copied it" }).click();
   await expect(dialog).toBeHidden();
 

@@ -30,5 +30,5 @@ export async function signIn(page: Page, email: string, password: string) {
 export async function screenshot(page: Page, name: string, mask: Locator[] = []) {
   const dir = path.join(process.cwd(), "docs", "screenshots");
   fs.mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, mask });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, mask, maskColor: "#cbd5e1" });
 }

@@ -59,7 +59,7 @@ export function DefaultRunnerCard({ runners }: { runners: RunnerView[] | undefin
               <div className="flex flex-wrap items-end gap-2">
                 {choices.length > 0 ? (
                   <>
-                    <div className="w-64">
+                    <div className="w-72">
                       <SelectField label="Default runner" value={pick} onChange={(e) => setChosen(e.target.value)} disabled={setDefault.isPending}>
                         {choices.map((r) => (
                           <option key={r.id} value={r.name}>
