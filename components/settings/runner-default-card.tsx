@@ -33,8 +33,8 @@ export function DefaultRunnerCard({ runners }: { runners: RunnerView[] | undefin
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const pick = chosen || choices.find((r) => !r.isDefault)?.name || "";
 
-  const onSuccess = async (r: { runner: string | null }) => {
-    queryClient.setQueryData(trpc.runners.getDefault.queryKey({ org: org.slug }), (old) => old && { ...old, ...r });
+  const onSuccess = async (r: { runner: string | null; description: string }) => {
+    queryClient.setQueryData(trpc.runners.getDefault.queryKey({ org: org.slug }), r);
     await Promise.all([trpc.runners.getDefault, trpc.runners.list, trpc.connections.runners].map((p) => queryClient.invalidateQueries({ queryKey: p.queryKey() })));
     setRefusal(null);
     setChosen("");
