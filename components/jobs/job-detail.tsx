@@ -14,7 +14,7 @@ import { REASONS } from "@/lib/job-reasons";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
 import { useJobEvents, type StreamState } from "./job-events";
-import { JobRouteLine, type JobRouteView } from "./job-route";
+import { JobRouteLine } from "./job-route";
 import { JobSteps } from "./job-steps";
 import { elapsed, moduleOf, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
 import { PreflightChecks } from "./preflight-report";
@@ -34,8 +34,7 @@ export function JobDetail({ id }: { id: string }) {
   if (job.isPending) return <LoadingState label="Loading job…" />;
   if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
 
-  // TODO(merge): the jobs router answers `route` once the lead's routing is on main.
-  const route = (j as { route?: JobRouteView | null }).route;
+  const route = j.route;
   const mod = moduleOf(j.preflight);
   const preflight = j.preflight;
   const failed = j.steps.find((s) => s.result === "failed");

@@ -4,7 +4,7 @@
 import Link from "next/link";
 import { Server } from "lucide-react";
 import type { z } from "zod";
-import type { jobRouteSchema } from "@/lib/api/runner-schemas";
+import type { jobRouteSchema } from "@/lib/api/schemas";
 import { useOrg } from "@/components/shell/org-context";
 
 export type JobRouteView = z.output<typeof jobRouteSchema>;
