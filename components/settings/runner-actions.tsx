@@ -58,7 +58,7 @@ export function RunnerActionButtons({ runner, actions, size = "sm" }: { runner: 
   const org = useOrg();
   if (!org.can("admin") || runner.kind === "hosted" || runner.revokedAt) return null;
   return (
-    <div className="flex justify-end gap-1">
+    <div className="flex flex-wrap justify-end gap-1">
       <Button variant={size === "sm" ? "ghost" : "secondary"} size={size} onClick={() => actions.rotate(runner)} aria-label={`Rotate the token of ${runner.name}`} title="Rotate token">
         <RotateCcw className="h-3.5 w-3.5" /> Rotate token
       </Button>

@@ -27,7 +27,7 @@ export function runnerColumns(slug: string, admin: boolean, actions: { rotate: (
     },
     { id: "status", header: "Status", cell: (r) => <RunnerStatusBadge status={r.status} /> },
     { id: "lastSeen", header: "Last seen", className: "whitespace-nowrap", cell: (r) => <LastSeen at={r.lastSeenAt} now={now} /> },
-    { id: "version", header: "Version", cellClassName: "font-mono text-xs", cell: (r) => r.version ?? <span className="text-slate-400">—</span> },
+    { id: "version", header: "Version", className: "min-w-24 max-w-40 whitespace-normal! break-words", cellClassName: "font-mono text-xs", cell: (r) => r.version ?? <span className="text-slate-400">—</span> },
     { id: "engines", header: "Engines", className: "min-w-32 whitespace-normal!", cell: (r) => enginesText(r.engines) ?? <span className="text-slate-400">not reported</span> },
     {
       id: "jobs",
