@@ -53,17 +53,19 @@ export function useRunnerActions(): { rotate: (r: RunnerView) => void; revoke: (
   };
 }
 
-/** An admin's buttons for one of the organization's runners; nothing for a hosted or revoked one. */
+/** An admin's buttons for one of the organization's runners (icons in a table row, as the other settings lists have them); nothing for a hosted or revoked one. */
 export function RunnerActionButtons({ runner, actions, size = "sm" }: { runner: RunnerView; actions: { rotate: (r: RunnerView) => void; revoke: (r: RunnerView) => void }; size?: "sm" | "md" }) {
   const org = useOrg();
   if (!org.can("admin") || runner.kind === "hosted" || runner.revokedAt) return null;
   return (
     <div className="flex flex-wrap justify-end gap-1">
       <Button variant={size === "sm" ? "ghost" : "secondary"} size={size} onClick={() => actions.rotate(runner)} aria-label={`Rotate the token of ${runner.name}`} title="Rotate token">
-        <RotateCcw className="h-3.5 w-3.5" /> Rotate token
+        <RotateCcw className="h-3.5 w-3.5" />
+        {size === "md" && "Rotate token"}
       </Button>
       <Button variant={size === "sm" ? "ghost" : "secondary"} size={size} onClick={() => actions.revoke(runner)} aria-label={`Revoke ${runner.name}`} title="Revoke">
-        <Ban className="h-3.5 w-3.5" /> Revoke
+        <Ban className="h-3.5 w-3.5" />
+        {size === "md" && "Revoke"}
       </Button>
     </div>
   );
