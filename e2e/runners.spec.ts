@@ -184,6 +184,7 @@ test("a viewer sees the runners, the default and the runner's jobs, with no way 
   await screenshot(page, "runners-viewer");
   await runnerRow(page).getByRole("link", { name: RUNNER }).click();
   await expect(page.getByRole("table", { name: "Recent jobs" }).getByRole("row")).toHaveCount(2);
+  await screenshot(page, "runner-detail");
   await expect(page.getByRole("button", { name: `Revoke ${RUNNER}` })).toHaveCount(0);
 });
 
