@@ -7,7 +7,7 @@ import { useOrg } from "@/components/shell/org-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { TextField } from "@/components/ui/field";
 import { QueryTable, type Column } from "@/components/ui/data-table";
 import { Card, EmptyState, PageHeader } from "@/components/ui/page";
@@ -157,9 +157,7 @@ function CreateTokenForm({ onClose, onCreated }: { onClose: () => void; onCreate
         onCreated({ name: r.name, token: r.token });
       },
       onError: (err) => {
-        const fe = fieldErrorsOf(err);
-        setErrors(fe);
-        setAlert(Object.keys(fe).length ? null : messageOf(err));
+        showFormRefusal(err, setErrors, setAlert);
       },
     }),
   );

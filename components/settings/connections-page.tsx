@@ -10,7 +10,7 @@ import { Badge, envTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
 import { QueryTable } from "@/components/ui/data-table";
 import { Card, EmptyState, PageHeader } from "@/components/ui/page";
@@ -205,9 +205,7 @@ function ConnectionForm({ connection, onClose, onCreated }: { connection?: Conne
   const keepCredentials = !!connection?.hasCredentials && connection.provider === provider;
 
   const onError = (err: unknown) => {
-    const fe = fieldErrorsOf(err);
-    setErrors(fe);
-    setAlert(Object.keys(fe).length ? null : messageOf(err));
+    showFormRefusal(err, setErrors, setAlert);
   };
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.connections.list.queryKey() });
   const create = useMutation(
@@ -375,9 +373,7 @@ function AuthorizeDialog({ connection, onClose }: { connection: { id: string; na
         onClose();
       },
       onError: (err) => {
-        const fe = fieldErrorsOf(err);
-        setErrors(fe);
-        setAlert(Object.keys(fe).length ? null : messageOf(err));
+        showFormRefusal(err, setErrors, setAlert);
       },
     }),
   );

@@ -9,7 +9,7 @@ import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { Checkbox, SelectField } from "@/components/ui/field";
 import { QueryTable, type Column } from "@/components/ui/data-table";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
@@ -219,9 +219,7 @@ function PolicyForm({ policy, policies, onClose }: { policy?: Policy; policies: 
         onClose();
       },
       onError: (err) => {
-        const fe = fieldErrorsOf(err);
-        setErrors(fe);
-        setAlert(Object.keys(fe).length ? null : messageOf(err));
+        showFormRefusal(err, setErrors, setAlert);
       },
     }),
   );

@@ -9,7 +9,7 @@ import { useOrg } from "@/components/shell/org-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { messageOf, showFormRefusal } from "@/components/ui/errors";
 import { controlClass, SelectField, TextField } from "@/components/ui/field";
 import { QueryTable } from "@/components/ui/data-table";
 import { Card, EmptyState, PageHeader } from "@/components/ui/page";
@@ -228,9 +228,7 @@ function AddMemberForm({ onClose, onInvited }: { onClose: () => void; onInvited:
         onInvited({ email: r.email, title: `Invitation created for ${r.email} (${r.role})`, invitation: r.invitation });
       },
       onError: (err) => {
-        const fe = fieldErrorsOf(err);
-        setErrors(fe);
-        setAlert(Object.keys(fe).length ? null : messageOf(err));
+        showFormRefusal(err, setErrors, setAlert);
       },
     }),
   );

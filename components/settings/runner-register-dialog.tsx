@@ -6,7 +6,7 @@ import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { TextField } from "@/components/ui/field";
 import { parseLabels } from "./runner-ui";
 import type { ShownRunnerToken } from "./runner-token-dialog";
@@ -29,9 +29,7 @@ export function RegisterRunnerDialog({ onClose, onRegistered }: { onClose: () =>
         onRegistered({ runner: r.runner.name, token: r.token });
       },
       onError: (err) => {
-        const fe = fieldErrorsOf(err);
-        setErrors(fe);
-        setAlert(Object.keys(fe).length ? null : messageOf(err));
+        showFormRefusal(err, setErrors, setAlert);
       },
     }),
   );

@@ -8,7 +8,7 @@ import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { Badge, envTone } from "@/components/ui/badge";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { TextAreaField, TextField } from "@/components/ui/field";
 import { STORE_NAME, STORE_NAME_HINT } from "@/lib/secrets";
 import { QueryTable, type Column } from "@/components/ui/data-table";
@@ -186,9 +186,7 @@ function useFormErrors() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [alert, setAlert] = useState<string | null>(null);
   const onError = (err: unknown) => {
-    const fe = fieldErrorsOf(err);
-    setErrors(fe);
-    setAlert(Object.keys(fe).length ? null : messageOf(err));
+    showFormRefusal(err, setErrors, setAlert);
   };
   return { errors, setErrors, alert, onError };
 }

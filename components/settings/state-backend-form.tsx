@@ -11,7 +11,7 @@ import { STATE_BACKEND_KIND_NAMES, STATE_BACKEND_KINDS, type StateBackendKind } 
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
-import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
+import { showFormRefusal } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
 import { FormAlert } from "./shared";
 
@@ -69,9 +69,7 @@ export function StateBackendForm({ backend, onClose }: { backend?: BackendRowVie
   const choices = (connections.data ?? []).filter((c) => c.provider === provider);
 
   const onError = (err: unknown) => {
-    const fe = fieldErrorsOf(err);
-    setErrors(fe);
-    setAlert(Object.keys(fe).length ? null : messageOf(err));
+    showFormRefusal(err, setErrors, setAlert);
   };
   const saved = async (verb: string, n: string) => {
     await queryClient.invalidateQueries({ queryKey: trpc.stateBackends.list.queryKey() });

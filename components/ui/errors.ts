@@ -7,3 +7,10 @@ export function fieldErrorsOf(err: unknown): Record<string, string> {
 export function messageOf(err: unknown): string {
   return (err as { message?: string } | null)?.message ?? "Something went wrong.";
 }
+
+/** Shows a form's refusal: each field error beside its field, else the message in the form's alert. */
+export function showFormRefusal(err: unknown, setErrors: (e: Record<string, string>) => void, setAlert: (m: string | null) => void): void {
+  const fields = fieldErrorsOf(err);
+  setErrors(fields);
+  setAlert(Object.keys(fields).length ? null : messageOf(err));
+}
