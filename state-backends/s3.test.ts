@@ -184,17 +184,29 @@ describe("s3 lock on ConditionalWriteFake (a fake proxy to s3rver that enforces 
     await Promise.all([holder.close(), loser.close()]);
   });
 
-  it("a create where a state is already there is refused by the conditional write, and the first state stays", async () => {
+  it("a create refuses a state already there, and one another writer put there after its check is refused by the conditional write", async () => {
     const key = `${randomUUID()}.tfstate`;
+    const doc = (lineage: string) => storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage, resources: [] })));
     const store = open(fake!.endpoint);
-    const first = storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage: "first", resources: [] })));
-    expect(await store.create!(key, first)).toBe(true);
+    const other = open(fake!.endpoint);
+    expect(await store.create!(key, doc("first"))).toBe(true);
+    expect(await store.create!(key, doc("second"))).toBe(false);
+    // The other writer goes first after this create's check and before its PUT: only If-None-Match can refuse it.
+    const raced = `${randomUUID()}.tfstate`;
+    let wrote = false;
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "PutObjectCommand" && !wrote) (wrote = true), expect(await other.create!(raced, doc("other"))).toBe(true);
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "otherGoesFirst" },
+    );
     const before = fake!.preconditionFailures;
-    expect(await store.create!(key, storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage: "second", resources: [] }))))).toBe(false);
+    expect(await store.create!(raced, doc("late"))).toBe(false);
     expect(fake!.preconditionFailures).toBe(before + 1);
-    expect((await store.read(key))?.lineage).toBe("first");
-    await store.delete(key);
-    await store.close();
+    expect([(await store.read(key))?.lineage, (await store.read(raced))?.lineage]).toEqual(["first", "other"]);
+    await Promise.all([store.delete(key), store.delete(raced)]);
+    await Promise.all([store.close(), other.close()]);
   });
 
   it("four writers racing for one lock: exactly one wins, the others get the winner's lock info", async () => {

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -84,8 +85,14 @@ class S3StateStore implements StateStore {
   }
 
   async create(key: string, state: StoredState): Promise<boolean> {
+    // A state already there is refused without a write: servers that ignore If-None-Match (s3rver) would replace it.
+    const exists = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) })).then(
+      () => true,
+      (e) => (isMissing(e) ? false : Promise.reject(e)),
+    );
+    if (exists) return false;
     try {
-      // If-None-Match: S3 and R2 refuse to replace an object that exists (s3rver ignores it, so a caller reads first).
+      // If-None-Match: S3 and R2 refuse to replace an object created since the check; only the conditional write closes that race.
       await this.client.send(
         new PutObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key), Body: state.bytes, ContentType: "application/json", IfNoneMatch: "*" }),
       );

@@ -570,7 +570,7 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
     const copied = { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
     // A fresh key on a store with an atomic create needs no lock there: the create never replaces what another
     // writer put first, and the read-back before the switch refuses a copy anyone changed since.
-    if (dest.create && !(await dest.read(item.toKey)) && (await dest.create(item.toKey, state))) {
+    if (dest.create && (await dest.create(item.toKey, state))) {
       ctx.lockless.add(item.id);
       return copied;
     }
