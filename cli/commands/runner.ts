@@ -128,9 +128,12 @@ export function runnerCommand(): Command {
     .argument("<runner>", "the runner's name (or id)")
     .addHelpText("after", example("planton runner revoke old-runner"))
     .action(async (name: string) => {
-      const r = await client().runners.revoke(name);
+      const api = client();
+      const wasDefault = (await api.runners.get(name)).isDefault;
+      const r = await api.runners.revoke(name);
       out(`Revoked runner ${c.bold(r.runner.name)}: its claims and heartbeats are refused from now on.`);
       out(r.failedJobs.length ? `Failed, as the runner was revoked: ${r.failedJobs.join(", ")}` : "It was running no jobs.");
+      if (wasDefault) out("It is no longer the organization's default runner: deploys and live cloud operations return to a Planton-hosted runner.");
     });
 
   runner
