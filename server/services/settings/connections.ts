@@ -349,9 +349,11 @@ async function connectionNamed(db: Queryable, actor: Actor, ref: string) {
   return row;
 }
 
+const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
+
 function checkProvider(conn: { name: string; provider: string }, provider: string | undefined, notDone: string) {
   if (provider !== undefined && provider !== conn.provider) {
-    throw badRequest(`${notDone}: connection ${conn.name} is a ${conn.provider} connection, not ${provider}. Pass --provider ${conn.provider}, or name ${/^[aeiou]/i.test(provider) ? "an" : "a"} ${provider} connection (planton connection auth list shows each connection's provider).`, "provider");
+    throw badRequest(`${notDone}: connection ${conn.name} is ${article(conn.provider)} ${conn.provider} connection, not ${provider}. Pass --provider ${conn.provider}, or name ${article(provider)} ${provider} connection (planton connection auth list shows each connection's provider).`, "provider");
   }
 }
 
