@@ -19,8 +19,8 @@ export interface ConsoleServer {
   /** Resolves with the match once the console's output (stdout and stderr) matches `pattern`. */
   waitForOutput: (pattern: RegExp, what: string) => Promise<RegExpMatchArray>;
   stop: () => Promise<void>;
-  /** Stops the console (SIGTERM) and starts it again on the same port, database and data folder, as an operator's restart would. */
-  restart: () => Promise<void>;
+  /** Stops the console (SIGTERM) and starts it again on the same port, database and data folder, as an operator's restart would; `whileDown` runs in between. */
+  restart: (whileDown?: () => Promise<void>) => Promise<void>;
 }
 
 /** Builds when there is no build yet (npm test builds before the tests run), or always with `force`. */
@@ -122,8 +122,9 @@ export async function startConsoleServer(opts: {
     const health = await fetch(`${url}/api/health`);
     if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out.slice(from)}`);
   };
-  const restart = async () => {
+  const restart = async (whileDown?: () => Promise<void>) => {
     await halt();
+    await whileDown?.();
     const from = out.length;
     child = launch();
     await ready(from);
