@@ -65,8 +65,8 @@ async function runJob(page: Page, operation: string, message: string, component?
   if (component) await dialog.getByLabel("Infra Component").selectOption({ label: component });
   await dialog.getByRole("radio", { name: new RegExp(`^${operation}`) }).check();
   await dialog.getByLabel("Version message").fill(message);
-  // The four essentials, the connection's authorization, and the spec's secrets.
-  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(6);
+  // The four essentials, the runner, the connection's authorization, and the spec's secrets.
+  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(7);
   await dialog.getByRole("button", { name: new RegExp(`^Run ${operation.toLowerCase()}`) }).click();
   await expect(page).toHaveURL(/\/o\/acme\/jobs\/job_/);
   return page.url().split("/").pop()!;

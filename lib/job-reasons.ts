@@ -9,6 +9,8 @@ export const REASONS = {
     `Succeeded: the cancel asked for by ${who ?? "a user"} came too late; ${step}, the last operation, was already running and finished, so there was nothing left to stop.`,
   earlierFailed: (step: string) => `${step} failed`,
   stepFailed: (step: string, reason: string | null | undefined) => `${step} failed: ${reason ?? "see its log"}`,
+  runnerRevokedBeforeRun: (runner: string, who: string, status: string) =>
+    `Cancelled: runner ${runner}, where this job was routed, was revoked by ${who} while the job was ${status === "queued" ? "queued" : "waiting for approval"}; nothing more ran. Run it again (planton infra job rerun) to route it anew.`,
   heldByStateMove: (moveId: string) => `Waiting: this component's state is being moved to another backend (state move ${moveId}); the job runs when the move releases it, against the new backend.`,
   awaitingApproval: (sha256: string | undefined, next: string | undefined) => `Waiting for approval of the plan (sha256 ${sha256 ?? "unknown"}) before ${next ?? "the next step"}.`,
 };

@@ -4,7 +4,7 @@
 import type { z } from "zod";
 import type { preflightCheckSchema, preflightReportSchema } from "./api/schemas";
 
-export const ESSENTIALS = ["module", "credentials", "backend", "flow_control", "secrets"] as const;
+export const ESSENTIALS = ["module", "credentials", "backend", "runner", "flow_control", "secrets"] as const;
 export type Essential = (typeof ESSENTIALS)[number];
 
 /** Each essential's name, as the preflight report in the console and the CLI heads it. */
@@ -12,6 +12,7 @@ export const ESSENTIAL_LABEL: Record<Essential, string> = {
   module: "IaC module",
   credentials: "Provider credentials",
   backend: "State backend",
+  runner: "Runner",
   flow_control: "Flow control",
   secrets: "Secrets",
 };

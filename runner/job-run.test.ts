@@ -1,4 +1,4 @@
-import { readFile, rm } from "node:fs/promises";
+import { chmod, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cancelJob } from "../server/services/jobs/cancel-job";
@@ -6,8 +6,10 @@ import { issueJobCredential } from "../server/services/runners/credentials";
 import { revokeRunner } from "../server/services/runners/revoke-runner";
 import { updateComponent } from "../server/services/components/update-component";
 import { createSecret } from "../server/services/settings/secrets";
-import { runners as runnersTable } from "../db/schema";
-import { eq } from "drizzle-orm";
+import { catalogKinds, runners as runnersTable } from "../db/schema";
+import { createComponent } from "../server/services/components/create-component";
+import { createConnection, setConnectionAuthorizations } from "../server/services/settings/connections";
+import { and, eq } from "drizzle-orm";
 import type { ClaimResponse } from "../lib/runner-protocol";
 import type { RunnerClient } from "./client";
 import { runJob, type JobRunOptions } from "./job-run";
@@ -256,6 +258,36 @@ describe("a claimed builtin job, run against the real server", () => {
     // The planned diff the job page shows comes masked too.
     const planned = events.filter((e) => e.type === "resource" && e.payload.phase === "planned" && e.payload.after);
     expect(planned.find((e) => e.payload.address === "local_file.index")?.payload.after).toMatchObject({ content: expect.stringContaining("(sensitive value)") });
+  });
+
+  it("hands a stored connection's credentials to the engine as its provider's variables, only in the engine's environment, masked in every event", async () => {
+    const KEY_ID = "AKIAEXAMPLEJOBKEY01";
+    const SECRET = "wJalrXUtnFEMI-job-scoped-secret-value";
+    // A stand-in for the third-party `tofu` binary: records the AWS_* variables it was started with (outside the workspace) and logs the secret, as a careless provider might.
+    const bin = await tempDir("fake-tofu-");
+    const seen = path.join(bin, "env.seen");
+    await writeFile(
+      path.join(bin, "tofu"),
+      `#!/bin/sh\nenv | grep '^AWS_' | sort >> ${seen}\necho '{"@level":"info","@message":"using key '"$AWS_SECRET_ACCESS_KEY"'","type":"log"}'\nexit 0\n`,
+    );
+    await chmod(path.join(bin, "tofu"), 0o755);
+    // A kind deployed through an aws connection by an OpenTofu module (its files do not matter to the stand-in).
+    await c.registerKind("TestAwsThing", "slow", [], "tofu");
+    await c.t.db.update(catalogKinds).set({ provider: "aws" }).where(and(eq(catalogKinds.orgId, c.org.orgId), eq(catalogKinds.kind, "TestAwsThing")));
+    const conn = await createConnection(c.t.db, c.org.actor(), { name: "aws-jobs", provider: "aws", config: { region: "eu-west-1" }, credentials: { access_key_id: KEY_ID, secret_access_key: SECRET } });
+    await setConnectionAuthorizations(c.t.db, c.org.actor(), { id: conn.id, organization: true });
+    const component = await createComponent(c.t.db, c.org.actor(), { environment: "dev", kind: "TestAwsThing", name: "aws-thing", spec: {}, connection: "aws-jobs" });
+    const jobId = (await c.api.jobs.create.mutate({ org: c.org.slug, componentId: component.id, operation: "refresh" })).id;
+    const claim = await c.claimNext(runner);
+    expect(claim.job.id).toBe(jobId);
+    // The claim carries the connection's name and settings, never its credentials.
+    expect(JSON.stringify(claim)).not.toContain(SECRET);
+    await run(claim, { env: { ...process.env, PATH: [bin, process.env.PATH].join(path.delimiter) } });
+    expect((await readFile(seen, "utf8")).split("\n")).toEqual(expect.arrayContaining(["AWS_ACCESS_KEY_ID=" + KEY_ID, "AWS_REGION=eu-west-1", "AWS_SECRET_ACCESS_KEY=" + SECRET]));
+    const events = JSON.stringify(await c.events(jobId));
+    expect(events).not.toContain(SECRET);
+    expect(events).not.toContain(KEY_ID);
+    expect(events).toContain("using key ");
   });
 
   it("under delete protection an update shows planned deletes as not executed and counts them as skipped", async () => {

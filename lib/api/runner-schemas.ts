@@ -3,7 +3,7 @@
 // take their types from them.
 import { z } from "zod";
 import { PROVISIONERS } from "../catalog";
-import { ROUTE_RULES, RUNNER_STATUSES } from "../runner-routing";
+import { RUNNER_STATUSES } from "../runner-routing";
 import { timestamp } from "./schemas";
 
 export const runnerNameSchema = z
@@ -82,8 +82,3 @@ export const defaultRunnerSchema = z
     description: z.string(),
   })
   .meta({ id: "DefaultRunner" });
-
-/** A job's route, as the job page and `planton infra job get` show it. */
-export const jobRouteSchema = z
-  .object({ rule: z.enum(ROUTE_RULES), runner: z.string().nullable(), connection: z.string().nullable(), sentence: z.string() })
-  .meta({ id: "JobRoute" });

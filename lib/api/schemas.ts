@@ -7,6 +7,7 @@ import { DELETE_PROTECTION } from "../delete-protection";
 import { POLICY_SELECTORS, POLICY_TOGGLES, type PolicyToggle } from "../flow-control";
 import { ESSENTIALS } from "../preflight";
 import { ROLES } from "../roles";
+import { ROUTE_RULES } from "../runner-routing";
 import { EVENT_TYPES, type IacInput, JOB_RESULTS, JOB_STATUSES, OPERATIONS, STEP_NAMES } from "../runner-protocol";
 
 // ── What scripts send ───────────────────────────────────────────────────────────────────────────
@@ -163,6 +164,11 @@ export const runnerAttemptSchema = z
   .meta({ id: "RunnerAttempt" });
 
 /** One job with everything it keeps (but its IaC input, read on its own). */
+/** A job's route, as the job page and `planton infra job get` show it (lib/runner-routing.ts routeSentence). */
+export const jobRouteSchema = z
+  .object({ rule: z.enum(ROUTE_RULES), runner: z.string().nullable(), connection: z.string().nullable(), sentence: z.string() })
+  .meta({ id: "JobRoute" });
+
 export const jobSchema = jobRecordSchema
   .extend({
     componentName: z.string(),
@@ -174,6 +180,7 @@ export const jobSchema = jobRecordSchema
     attempts: z.array(runnerAttemptSchema),
     approvals: z.array(approvalSchema),
     artifacts: z.array(artifactRefSchema),
+    route: jobRouteSchema.nullable().meta({ description: "Where it runs and which rule chose that (null for jobs from before routing was recorded)" }),
   })
   .meta({ id: "InfraJob" });
 

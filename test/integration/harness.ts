@@ -45,7 +45,8 @@ export interface JobStack {
   infraRoot: string;
   file: (...p: string[]) => string;
   ids: Record<string, string>;
-  startRunner: (name: string, capacity?: number) => Promise<RunnerProcess>;
+  /** A runner process; with `token`, the organization's own runner of that token, else a Planton-hosted one named `name`. */
+  startRunner: (name: string, capacity?: number, token?: string) => Promise<RunnerProcess>;
   runners: RunnerProcess[];
   component: (name: string, environment: string, kind: string, spec: Record<string, unknown>) => Promise<string>;
   /** A catalog kind served by one of the test modules (run by the builtin engine unless `provisioner` says otherwise). */
@@ -88,8 +89,8 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
     ids,
     runners,
     file: (...p) => path.join(infraRoot, ...p),
-    async startRunner(name, capacity = 2) {
-      const { token } = await ensureHostedRunner(t.db, name, capacity);
+    async startRunner(name, capacity = 2, own?: string) {
+      const token = own ?? (await ensureHostedRunner(t.db, name, capacity)).token;
       const child = spawn(process.execPath, ["--import", "tsx", "runner/main.ts", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
         cwd: root,
         env: { ...process.env, ...gates.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },

@@ -114,6 +114,7 @@ describe("creating an Infra Job", () => {
       ["module", true, "static-site@1.0.0 (builtin, platform registry)"],
       ["credentials", true, "local-sandbox (local)"],
       ["backend", true, "planton-managed (planton_managed, the organization's default for builtin)"],
+      ["runner", true, "a Planton-hosted runner: neither the connection nor the organization names a runner"],
       ["flow_control", true, "platform default"],
     ]);
     expect(report.checks[0].visited).toEqual(["component's custom module: none set", "organization registry: none for StaticSite", "platform registry: static-site@1.0.0"]);

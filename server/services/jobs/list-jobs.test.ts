@@ -49,7 +49,7 @@ describe("preflight for a component", () => {
     const before = (await listJobs(t.db, org.orgId, {})).jobs.length;
     const report = await preflightComponent(t.db, org.actor("viewer"), { componentId: component.id });
     expect(report.passed).toBe(true);
-    expect(report.checks.map((c) => c.essential)).toEqual(["module", "credentials", "backend", "flow_control", "secrets"]);
+    expect(report.checks.map((c) => c.essential)).toEqual(["module", "credentials", "backend", "runner", "flow_control", "secrets"]);
     expect(report.checks.find((c) => c.essential === "credentials")?.resolvedTo).toMatch(/^local-sandbox /);
     expect((await listJobs(t.db, org.orgId, {})).jobs.length).toBe(before);
   });

@@ -16,6 +16,7 @@ import { listEnvironments } from "../settings/environments";
 import { resolveFlowControl, type ResolvedPolicy } from "../settings/flow-control";
 import { backendRule, backendsAndDefaults } from "../state-backends/served";
 import { secretUses, variableUses } from "../settings/secret-access";
+import { runnerCheck, type ResolvedRoute } from "../runners/route";
 import type { Essential, PreflightCheck, PreflightReport } from "@/lib/preflight";
 
 export type { Essential, PreflightCheck, PreflightReport };
@@ -39,6 +40,8 @@ export interface Resolved {
   policy: ResolvedPolicy;
   /** The values of the variables the spec references (`$var/NAME`). */
   variableValues: Record<string, string>;
+  /** Where the job runs: the runner and the rule that chose it. */
+  route: ResolvedRoute;
 }
 
 
@@ -238,6 +241,7 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
   cred.passed = !cred.errors.length;
 
   const be = await resolveBackend(db, component.orgId, mod.module?.provisioner ?? null, component.stateBackendId, component.id);
+  const run = await runnerCheck(db, component.orgId, { component, connection, provisioner: mod.module?.provisioner ?? null, backend: be.backend });
   const policy = await resolveFlowControl(db, {
     orgId: org.id,
     orgSlug: org.slug,
@@ -248,8 +252,8 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
   });
   const store = await secretsCheck(db, component.orgId, env, component.spec ?? {});
   return {
-    report: report([mod.check, cred, be.check, flowControlCheck(policy), store.check]),
-    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, backendFromDefault: be.fromDefault, policy, variableValues: store.variableValues },
+    report: report([mod.check, cred, be.check, run.check, flowControlCheck(policy), store.check]),
+    resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, backendFromDefault: be.fromDefault, policy, variableValues: store.variableValues, route: run.route },
     kind,
   };
 }
@@ -279,10 +283,11 @@ export async function preflightForKind(db: Queryable, actor: Actor, raw: z.input
 
   const cred: PreflightCheck = { essential: "credentials", passed: false, resolvedTo: null, errors: [], visited: [] };
   const candidates = await db.select().from(connections).where(and(eq(connections.orgId, actor.orgId), eq(connections.provider, kind.provider))).orderBy(connections.name);
+  let chosen: ConnectionRow | null = null;
   for (const c of candidates) {
     const problems = await connectionProblems(db, c, kind.provider, env);
     cred.visited.push(`connection ${c.name}: ${problems.length ? problems[0] : "usable"}`);
-    if (!problems.length && !cred.resolvedTo) cred.resolvedTo = `${c.name} (${c.provider})`;
+    if (!problems.length && !cred.resolvedTo) (cred.resolvedTo = `${c.name} (${c.provider})`), (chosen = c);
     if (problems.length && candidates.length === 1) cred.errors.push(...problems);
   }
   if (!candidates.length) {
@@ -294,6 +299,7 @@ export async function preflightForKind(db: Queryable, actor: Actor, raw: z.input
   if (cred.passed) cred.errors = [];
 
   const be = await resolveBackend(db, actor.orgId, mod.module?.provisioner ?? null, null, null);
+  const run = await runnerCheck(db, actor.orgId, { component: null, connection: chosen, provisioner: mod.module?.provisioner ?? null, backend: be.backend });
   const policy = await resolveFlowControl(db, { orgId: org.id, orgSlug: org.slug, environmentId: env.id, environmentName: env.name });
-  return report([mod.check, cred, be.check, flowControlCheck(policy)]);
+  return report([mod.check, cred, be.check, run.check, flowControlCheck(policy)]);
 }

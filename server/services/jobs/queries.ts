@@ -4,10 +4,11 @@ import { and, asc, count, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { approvals, artifacts, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
+import { approvals, artifacts, connections, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
+import { routeSentence, type JobRoute } from "@/lib/runner-routing";
 import { badRequest, notFound } from "../../errors";
 import { REASONS } from "@/lib/job-reasons";
 import { jobActions } from "./lifecycle";
@@ -140,7 +141,22 @@ export async function getJob(db: Queryable, orgId: string, id: string, role: Rol
     approvals: approvalRows,
     artifacts: artifactRows,
     actions: jobActions(job, role),
+    route: await jobRoute(db, job),
   };
+}
+
+/** Where the job runs and which rule chose it, in the words of lib/runner-routing.ts. */
+async function jobRoute(db: Queryable, job: typeof infraJobs.$inferSelect) {
+  if (!job.routeRule) return null;
+  const [runner] = job.routeRunnerId ? await db.select({ name: runners.name }).from(runners).where(eq(runners.id, job.routeRunnerId)) : [];
+  let connection = job.routeRule === "connection" ? (job.iacInput?.connection?.name ?? null) : null;
+  if (job.routeRule === "connection" && !connection) {
+    // Preflight failed, so no input was kept: the component's connection is the one that named the runner.
+    const [row] = await db.select({ name: connections.name }).from(infraComponents).innerJoin(connections, eq(connections.id, infraComponents.connectionId)).where(eq(infraComponents.id, job.componentId));
+    connection = row?.name ?? "(deleted)";
+  }
+  const route: JobRoute = { rule: job.routeRule, runner: runner?.name ?? job.routeRunnerId, connection };
+  return { ...route, sentence: routeSentence(route) };
 }
 
 /** `planton infra job iac-input`: the input the job ran with (module files, variables with secret references, backend, policy). */

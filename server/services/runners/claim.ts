@@ -7,6 +7,7 @@ import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, DatabaseHandle, Tx } from "@/db/client";
 import { approvals, infraComponents, infraJobs, jobOperations, organizations, runnerAttempts, runners, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
+import type { Provisioner } from "@/lib/catalog";
 import type { ClaimResponse, IacInput, StepName } from "@/lib/runner-protocol";
 import { appendEvents, subscribeChannel } from "../jobs/events";
 import { JOB_QUEUED_CHANNEL, lockJob, moveJob, releaseStateLocks } from "../jobs/transitions";
@@ -20,22 +21,39 @@ function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 
+/** What a runner says of itself in its claims: kept on its record for the Runners page and preflight's engine check. */
+export interface RunnerReport {
+  version?: string;
+  engines?: Partial<Record<Provisioner, string>>;
+}
+
 /** Claims one job for a runner, or null when none is claimable now. */
-export async function claimJob(db: Database, runner: RunnerRow): Promise<ClaimResponse | null> {
+export async function claimJob(db: Database, runner: RunnerRow, report: RunnerReport = {}): Promise<ClaimResponse | null> {
   const attemptId = newId("runnerAttempt");
-  // Planton-hosted runners serve organizations without a default runner of their own; a self-hosted runner serves its organization.
-  const scope = runner.orgId
-    ? sql`j.org_id = ${runner.orgId}`
-    : sql`not exists (select 1 from organizations g where g.id = j.org_id and g.default_runner_id is not null)`;
+  // The route fixed at creation (route.ts): a job routed to a runner goes to that one only; the rest to Planton-hosted runners.
+  // (A hosted runner with an organization serves only that one's: the tests' way to keep suites apart.)
+  const scope =
+    runner.kind === "self_hosted"
+      ? sql`j.route_runner_id = ${runner.id}`
+      : runner.orgId
+        ? sql`j.route_runner_id is null and j.org_id = ${runner.orgId}`
+        : sql`j.route_runner_id is null`;
+  // A runner that says which engines it has claims only jobs whose module it can run; the builtin engine ships with every runner.
+  const engines = report.engines ? ["builtin", ...Object.keys(report.engines).filter((e) => e !== "builtin")] : null;
+  const runnable = engines ? sql`coalesce(j.iac_input->'module'->>'provisioner', 'builtin') in (${sql.join(engines.map((e) => sql`${e}`), sql`, `)})` : sql`true`;
   return db.transaction(async (tx) => {
     // A long-poll outlives its authentication: the runner may have been revoked or its token rotated since.
-    const [current] = await tx.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, runner.id)).returning();
+    const [current] = await tx
+      .update(runners)
+      .set({ lastSeenAt: new Date(), ...(report.version ? { version: report.version } : {}), ...(report.engines ? { engines: { ...report.engines, builtin: report.engines.builtin ?? "builtin" } } : {}) })
+      .where(eq(runners.id, runner.id))
+      .returning();
     assertRunnerMayWork(current, runner.tokenHash);
     // One statement picks and row-locks the oldest claimable job; the lifecycle then moves it, as every status write does.
     const [pick] = rowsOf<{ id: string }>(
       await tx.execute(sql`
         select j.id from infra_jobs j
-         where j.status = 'queued' and ${scope}
+         where j.status = 'queued' and ${scope} and ${runnable}
            and not exists (select 1 from infra_components h where h.id = j.component_id and h.state_hold is not null)
            and not exists (
              select 1 from infra_jobs o
@@ -95,7 +113,7 @@ async function followMovedState(tx: Tx, jobId: string) {
 export async function claimJobWaiting(
   handle: DatabaseHandle,
   runner: RunnerRow,
-  opts: {
+  opts: RunnerReport & {
     waitSeconds: number;
     signal?: AbortSignal;
     /** How often it re-checks without a NOTIFY (a missed one must not strand work). */
@@ -116,7 +134,7 @@ export async function claimJobWaiting(
   try {
     for (;;) {
       poked = false;
-      const claim = await claimJob(handle.db, runner);
+      const claim = await claimJob(handle.db, runner, { version: opts.version, engines: opts.engines });
       if (claim) return claim;
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted) return null;

@@ -1,13 +1,14 @@
 // Revoking a runner: from now on its token claims nothing and its job credentials do nothing; the
 // jobs it is running fail with the reason, and the organization's default runner is cleared if it was this one.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
-import { organizations, runnerAttempts, runners } from "@/db/schema";
+import { infraJobs, organizations, runnerAttempts, runners } from "@/db/schema";
+import { REASONS } from "@/lib/job-reasons";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
-import { failRunningJob, lockJob } from "../jobs/transitions";
+import { endRemainingSteps, failRunningJob, lockJob, moveJob } from "../jobs/transitions";
 import type { RunnerRow } from "./register-runner";
 
 export const runnerIdInput = z.object({ id: z.string().min(1) });
@@ -41,6 +42,17 @@ export async function revokeRunner(db: Database, actor: Actor, raw: z.input<type
     if (runner.revokedAt) throw conflict(`Nothing was changed: runner ${runner.name} was already revoked at ${runner.revokedAt.toISOString()}.`);
     const [row] = await tx.update(runners).set({ revokedAt: new Date() }).where(eq(runners.id, runner.id)).returning();
     const failedJobs = await endRunnerAttempts(tx, runner, `runner ${runner.name} was revoked by ${actor.label}`);
+    // Jobs routed to it that it has not run (or paused mid-run) would wait for it forever: they end, saying why.
+    const waiting = await tx.select().from(infraJobs).where(and(eq(infraJobs.routeRunnerId, runner.id), inArray(infraJobs.status, ["queued", "awaiting_approval"])));
+    const cancelledJobs: string[] = [];
+    for (const w of waiting) {
+      const job = (await lockJob(tx, w.id))!;
+      if (job.status !== "queued" && job.status !== "awaiting_approval") continue;
+      const reason = REASONS.runnerRevokedBeforeRun(runner.name, actor.label, job.status);
+      await endRemainingSteps(tx, job.id, "cancel", reason);
+      await moveJob(tx, job, "cancel", { reason, cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
+      cancelledJobs.push(job.id);
+    }
     const cleared = await tx
       .update(organizations)
       .set({ defaultRunnerId: null })
@@ -53,8 +65,9 @@ export async function revokeRunner(db: Database, actor: Actor, raw: z.input<type
       summary:
         `Revoked runner ${runner.name}` +
         (failedJobs.length ? `; its running jobs ${failedJobs.join(", ")} failed` : "") +
+        (cancelledJobs.length ? `; the jobs waiting for it ${cancelledJobs.join(", ")} were cancelled` : "") +
         (cleared.length ? "; it is no longer the organization's default runner" : ""),
-      changes: { failedJobs, defaultRunnerCleared: cleared.length > 0 },
+      changes: { failedJobs, cancelledJobs, defaultRunnerCleared: cleared.length > 0 },
     });
     return { runner: { ...row, tokenHash: undefined }, failedJobs };
   });

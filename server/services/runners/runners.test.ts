@@ -250,10 +250,12 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
     expect(j1.id).toBeTruthy();
   });
 
-  it("refuses Planton-managed state to a self-hosted runner", async () => {
+  it("refuses Planton-managed state to a self-hosted runner, even when a job reached one (preflight refuses that route first)", async () => {
     const { org, component } = await orgWithComponent(t.db);
     const runner = await testRunner(t.db, org, "own", false);
-    await createJob(t.db, org.actor(), { componentId: component.id });
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    // Routed by hand past preflight: the runner API's own guard is the one under test.
+    await t.db.update(infraJobs).set({ routeRunnerId: runner.id, routeRule: "default" }).where(eq(infraJobs.id, job.id));
     const c = (await claim(t.db, runner))!;
     await expect(lockState(t.db, c.access, { Operation: "OperationTypeApply" })).rejects.toThrow(/available only to Planton-hosted runners/);
   });
