@@ -185,6 +185,7 @@ describe("a self-hosted runner from the command line", () => {
     const job = await stack.rest.jobs.create(stack.ids["after-restart"], { operation: "update" });
     const done = await waitJob(job.id, (j) => j.status === "completed", runnerLog);
     expect(done.result, done.reason ?? "").toBe("succeeded");
+    expect(done.route).toMatchObject({ rule: "default", runner: "edge-runner", sentence: "on edge-runner: the organization's default runner" });
     expect((await admin.runners.get("edge-runner")).recentJobs.map((j) => j.id)).toContain(job.id);
     expect(runner.child.exitCode).toBeNull();
     const lines = runner.run.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; failedClaims?: number });
