@@ -86,7 +86,7 @@ beforeAll(async () => {
   await mk("slow", "dev", "TestSlow", { name: "one" });
   await mk("adopt", "dev", "TestImport", {});
   await mk("creds", "staging", "DatabaseCredentials", { database_name: "orders" });
-  // An OpenTofu module on a runner without tofu: the job fails at init, saying why once.
+  // An OpenTofu module where no runner of the route has tofu (the runners report their engines): preflight refuses it.
   await stack.registerKind("TestTofu", "importable", [], "tofu");
   await mk("tofu-thing", "dev", "TestTofu", {});
   await mk("idle", "dev", "StaticSite", { site_name: "idle" });
@@ -355,12 +355,13 @@ describe("planton CLI", () => {
     expect(again.stderr.trim()).toBe(`Nothing was cancelled: job ${id} already completed (succeeded). To undo its changes, run a new job.`);
   });
 
-  it("an engine missing on the runner is said once, and no message ends in a double period", async () => {
+  it("an engine no runner of the route has is refused at preflight, naming it, and no message ends in a double period", async () => {
     const r = await planton(["infra", "job", "create", ids["tofu-thing"], "--operation", "update", "--tail"]);
     expect(r.code).toBe(1);
-    const said = r.stdout.split("OpenTofu is not installed on this runner").length - 1;
-    expect(said, r.stdout).toBe(1);
-    expect(r.stdout).toMatch(/✗ init failed/);
+    expect(r.stdout).toContain(
+      "✗ runner: a Planton-hosted runner: neither the connection nor the organization names a runner\n      The module needs OpenTofu, and no Planton-hosted runner has it. Run the job on a runner of your own that has OpenTofu (name it on the connection, or planton runner set-default <runner>), then run the job again.",
+    );
+    expect(r.stdout).not.toMatch(/✗ init failed/);
     expect(r.stdout).not.toMatch(/\.\.(\s|$)/m);
   });
 

@@ -4,6 +4,7 @@ import { e2eState, screenshot, signIn } from "./support";
 const PAGES = [
   { path: "environments", heading: "Environments", tables: ["Environments"] },
   { path: "connections", heading: "Connections", tables: ["Connections"] },
+  { path: "runners", heading: "Runners", tables: ["Runners"] },
   { path: "secrets", heading: "Secrets and Variables", tables: [] },
   { path: "flow-control", heading: "Flow Control", tables: ["Flow-control policies"] },
   { path: "members", heading: "Members and roles", tables: ["Members"] },

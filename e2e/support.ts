@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 import { createTestGates } from "../test/gates";
 
 export interface E2eState {
@@ -26,8 +26,9 @@ export async function signIn(page: Page, email: string, password: string) {
   await expect(page).toHaveURL(/\/o\/[^/]+\/components/);
 }
 
-export async function screenshot(page: Page, name: string) {
+/** Saves docs/screenshots/<name>.png; `mask` covers what must not be kept in a picture (a token shown once). */
+export async function screenshot(page: Page, name: string, mask: Locator[] = []) {
   const dir = path.join(process.cwd(), "docs", "screenshots");
   fs.mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, mask, maskColor: "#cbd5e1" });
 }

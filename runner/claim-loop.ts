@@ -1,5 +1,6 @@
 // Keeps up to `capacity` jobs running: long-polls for work while there is room.
 import { HttpError, type RunnerClient } from "./client";
+import type { EngineVersions } from "./engines/detect";
 import { runJob, type JobRunOptions, type JobRunResult } from "./job-run";
 import { silentLogger, type Logger } from "./log";
 
@@ -11,6 +12,8 @@ export interface ClaimLoopOptions {
   /** Long-poll wait the runner asks for (seconds). */
   waitSeconds?: number;
   version?: string;
+  /** The engines this runner has (detectEngines), sent with every claim. */
+  engines?: EngineVersions;
   job?: Partial<Pick<JobRunOptions, "heartbeatMs" | "env" | "keepWorkspace">>;
   /** Called after each job run ends. */
   onJobEnd?: (jobId: string, result: JobRunResult) => void;
@@ -66,7 +69,7 @@ export class ClaimLoop {
         continue;
       }
       try {
-        const claim = await this.opts.runner.claim({ capacity: free, waitSeconds: this.opts.waitSeconds ?? 25, version: this.opts.version }, this.stopping.signal);
+        const claim = await this.opts.runner.claim({ capacity: free, waitSeconds: this.opts.waitSeconds ?? 25, version: this.opts.version, engines: this.opts.engines }, this.stopping.signal);
         if (failures) this.log.info("the server answers again; claiming", { failedClaims: failures, downSeconds: Math.round((Date.now() - downSince) / 1000) });
         failures = 0;
         if (!claim) continue;

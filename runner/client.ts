@@ -14,6 +14,7 @@ import {
   type WhoamiResponse,
 } from "../lib/runner-protocol";
 import type { LockInfo, StateV4 } from "../engine/index";
+import type { EngineVersions } from "./engines/detect";
 
 export class HttpError extends Error {
   /** The server's own words, when it sent any. */
@@ -151,7 +152,7 @@ export class RunnerClient {
   }
 
   /** Long-polls for a job; null when the server had none within `waitSeconds`. */
-  async claim(req: { capacity: number; waitSeconds: number; version?: string }, signal?: AbortSignal): Promise<ClaimResponse | null> {
+  async claim(req: { capacity: number; waitSeconds: number; version?: string; engines?: EngineVersions }, signal?: AbortSignal): Promise<ClaimResponse | null> {
     const res = await this.transport.request("/claim", {
       method: "POST",
       body: req,

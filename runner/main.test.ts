@@ -1,6 +1,10 @@
 import { spawn } from "node:child_process";
+import { chmod, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { eq } from "drizzle-orm";
+import { runners } from "../db/schema";
+import { ENGINE_VERSION } from "../engine/index";
 import { startRunnerConsole, type RunnerConsole } from "./test/console";
 import { tempDir } from "./test/helpers";
 
@@ -30,7 +34,15 @@ describe("runner process", () => {
     const two = await c.queue("two", "preview", { site_name: "two" });
     await c.component("held", "dev", "TestSlow", { name: "held" });
     const held = await c.queue("held", "update");
-    const runner = spawnRunner(["--capacity", "2", "--work-dir", await tempDir(), "--name", "test-runner", "--grace-seconds", "10"], { ...c.gates.env, PLANTON_RUNNER_TOKEN: token });
+    // A stand-in of the third-party `tofu` binary on PATH: the runner reports it among its engines.
+    const bin = await tempDir();
+    await writeFile(path.join(bin, "tofu"), `#!/bin/sh\n[ "$*" = "version -json" ] && echo '{"terraform_version":"1.8.5"}'\n`);
+    await chmod(path.join(bin, "tofu"), 0o755);
+    const runner = spawnRunner(["--capacity", "2", "--work-dir", await tempDir(), "--name", "test-runner", "--grace-seconds", "10"], {
+      ...c.gates.env,
+      PLANTON_RUNNER_TOKEN: token,
+      PATH: `${bin}${path.delimiter}${process.env.PATH}`,
+    });
     // A job completes with its last step; its attempt ends just after.
     const ended = async () => (await Promise.all([one, two, held].map((id) => c.attempts(id)))).map((a) => a.map((x) => [x.runnerId, x.exitCode]));
     await expect.poll(ended, { timeout: 60_000 }).toEqual([[[runnerId, 0]], [[runnerId, 0]], [[runnerId, 0]]]);
@@ -49,9 +61,14 @@ describe("runner process", () => {
       ["refresh", "succeeded"],
     ]);
     expect((await c.attempts(third)).at(-1)).toMatchObject({ exitCode: 143, reason: "runner stopping: ended before preview" });
-    const lines = runner.stderr().trim().split("\n").map((l) => JSON.parse(l) as { msg: string; runner?: string });
+    const lines = runner.stderr().trim().split("\n").map((l) => JSON.parse(l) as { msg: string; runner?: string; engines?: Record<string, string> });
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["runner started", "job claimed", "step finished", "attempt ended", "signal received", "runner stopped"]));
     expect(lines.find((l) => l.msg === "job claimed")!.runner).toBe("test-runner");
+    // The engines it found are logged once, when it starts.
+    expect(lines.filter((l) => l.engines).map((l) => [l.msg, l.engines])).toEqual([["runner started", expect.objectContaining({ builtin: ENGINE_VERSION, tofu: "1.8.5" })]]);
+    // And sent with its claims: the server keeps them on the runner's record.
+    const [record] = await c.t.db.select({ engines: runners.engines }).from(runners).where(eq(runners.id, runnerId));
+    expect(record!.engines).toMatchObject({ builtin: ENGINE_VERSION, tofu: "1.8.5" });
   });
 
   it("exits with a clear message when the server refuses the token", async () => {

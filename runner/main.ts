@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
 import { ENGINE_VERSION } from "../engine/index";
 import { ClaimLoop } from "./claim-loop";
+import { detectEngines } from "./engines/detect";
 import { runnerConfig, type RunnerConfig } from "./config";
 import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
@@ -22,6 +23,8 @@ export interface RunnerOptions {
   graceMs?: number;
   log?: Logger;
   waitSeconds?: number;
+  /** The environment its engines run in (PATH decides which it has); this process's by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningRunner {
@@ -65,6 +68,8 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   } catch (err) {
     throw new RunnerStartError(`No runner was started: ${(err as Error).message}`);
   }
+  const env = opts.env ?? process.env;
+  const engines = await detectEngines(env, log);
   const loop = new ClaimLoop({
     runner: client,
     capacity: opts.capacity ?? 2,
@@ -72,8 +77,10 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     log,
     waitSeconds: opts.waitSeconds,
     version: `${RUNNER_VERSION} (builtin engine ${ENGINE_VERSION})`,
+    engines,
+    ...(opts.env ? { job: { env: opts.env } } : {}),
   });
-  log.info("runner started", { url: opts.url, as: registered.name, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION });
+  log.info("runner started", { url: opts.url, as: registered.name, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION, engines });
   const done = loop.start();
   let stopping: Promise<void> | undefined;
   return {

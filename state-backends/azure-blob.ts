@@ -85,6 +85,17 @@ class AzureBlobStateStore implements StateStore {
     }
   }
 
+  async create(key: string, state: StoredState): Promise<boolean> {
+    try {
+      // If-None-Match: * — the service refuses to replace a blob that exists (409 BlobAlreadyExists).
+      await this.blob(key).upload(state.bytes, state.bytes.byteLength, { blobHTTPHeaders: { blobContentType: "application/json" }, conditions: { ifNoneMatch: "*" } });
+      return true;
+    } catch (e) {
+      if (statusOf(e) === 409 || statusOf(e) === 412) return false;
+      throw e;
+    }
+  }
+
   async write(key: string, state: StoredState): Promise<void> {
     const props = await this.properties(key);
     const metadata = props?.metadata ?? {};

@@ -88,6 +88,23 @@ export class LocalStateStore implements StateStore {
     }
   }
 
+  async create(key: string, state: StoredState): Promise<boolean> {
+    const file = this.pathOf(key);
+    await this.folderFor(file);
+    // Written aside, then hard-linked into place: link refuses an existing name, so nothing is replaced.
+    const tmp = `${file}.${randomUUID()}${TEMP_SUFFIX}`;
+    try {
+      await writeFresh(tmp, state.bytes);
+      await link(tmp, file);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw e;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
   private async readLock(file: string): Promise<LockInfo | null> {
     try {
       return JSON.parse(await readFile(`${file}${LOCK_SUFFIX}`, "utf8")) as LockInfo;

@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { startS3rver, type S3Server } from "../test/object-stores";
 import { conformance } from "./test/conformance";
+import { storedStateOf } from "./rules";
 import { StateBackend, StateLockedError } from "./rules";
 import { LOCK_SUFFIX, openR2Store, openS3Store } from "./s3";
 
@@ -181,6 +182,19 @@ describe("s3 lock on ConditionalWriteFake (a fake proxy to s3rver that enforces 
     expect((await holder.lockHolder(key))?.ID).toBe(held!.ID);
     await holder.unlock(key, held!.ID);
     await Promise.all([holder.close(), loser.close()]);
+  });
+
+  it("a create where a state is already there is refused by the conditional write, and the first state stays", async () => {
+    const key = `${randomUUID()}.tfstate`;
+    const store = open(fake!.endpoint);
+    const first = storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage: "first", resources: [] })));
+    expect(await store.create!(key, first)).toBe(true);
+    const before = fake!.preconditionFailures;
+    expect(await store.create!(key, storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage: "second", resources: [] }))))).toBe(false);
+    expect(fake!.preconditionFailures).toBe(before + 1);
+    expect((await store.read(key))?.lineage).toBe("first");
+    await store.delete(key);
+    await store.close();
   });
 
   it("four writers racing for one lock: exactly one wins, the others get the winner's lock info", async () => {

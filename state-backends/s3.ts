@@ -83,6 +83,19 @@ class S3StateStore implements StateStore {
     );
   }
 
+  async create(key: string, state: StoredState): Promise<boolean> {
+    try {
+      // If-None-Match: S3 and R2 refuse to replace an object that exists (s3rver ignores it, so a caller reads first).
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key), Body: state.bytes, ContentType: "application/json", IfNoneMatch: "*" }),
+      );
+      return true;
+    } catch (e) {
+      if (status(e) === 412 || status(e) === 409) return false;
+      throw e;
+    }
+  }
+
   async lockHolder(key: string): Promise<LockInfo | null> {
     const bytes = await this.getBytes(this.objectKey(key) + LOCK_SUFFIX);
     if (!bytes) return null;

@@ -34,6 +34,11 @@ export interface StateStore {
   read(key: string): Promise<StoredState | null>;
   /** Replaces the state under `key` (the rules were checked already, under the lock). */
   write(key: string, state: StoredState): Promise<void>;
+  /**
+   * Writes the state under `key` only when there is none, atomically where the service can (a conditional
+   * create); answers false, writing nothing, when one is there. Optional: a store without it is written under its lock.
+   */
+  create?(key: string, state: StoredState): Promise<boolean>;
   /** Takes the lock on `key`, or throws StateLockedError (rules.ts) naming the holder. */
   lock(key: string, request: LockRequest): Promise<LockInfo>;
   /** Releases the lock with this ID; releasing a lock held under another ID throws StateLockedError, and one that is not held throws an Error saying so. */

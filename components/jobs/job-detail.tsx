@@ -14,6 +14,7 @@ import { REASONS } from "@/lib/job-reasons";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
 import { useJobEvents, type StreamState } from "./job-events";
+import { JobRouteLine } from "./job-route";
 import { JobSteps } from "./job-steps";
 import { elapsed, moduleOf, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
 import { PreflightChecks } from "./preflight-report";
@@ -33,6 +34,7 @@ export function JobDetail({ id }: { id: string }) {
   if (job.isPending) return <LoadingState label="Loading job…" />;
   if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
 
+  const route = j.route;
   const mod = moduleOf(j.preflight);
   const preflight = j.preflight;
   const failed = j.steps.find((s) => s.result === "failed");
@@ -65,7 +67,14 @@ export function JobDetail({ id }: { id: string }) {
             )}
           </span>
         }
-        description={j.versionMessage ? <span className="italic">“{j.versionMessage}”</span> : undefined}
+        description={
+          j.versionMessage || route ? (
+            <div className="space-y-1">
+              {j.versionMessage && <p className="italic">“{j.versionMessage}”</p>}
+              <JobRouteLine route={route} />
+            </div>
+          ) : undefined
+        }
         actions={
           <>
             <StreamIndicator state={events.state} completed={j.status === "completed"} />

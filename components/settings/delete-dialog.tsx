@@ -8,8 +8,8 @@ import { messageOf } from "@/components/ui/errors";
 import { FormAlert } from "./shared";
 
 /** What the dialog needs of a delete mutation: it runs it, shows it busy, and shows its refusal. */
-export interface DeleteMutation<V> {
-  mutate: (variables: V, options: { onSuccess: () => unknown }) => void;
+export interface DeleteMutation<V, R = unknown> {
+  mutate: (variables: V, options: { onSuccess: (result: R) => unknown }) => void;
   isPending: boolean;
   error: unknown;
   reset: () => void;
@@ -21,15 +21,16 @@ export interface DeleteMutation<V> {
  * toasts `done` and closes; a refusal stays in the dialog until it is closed. The dialog is a native
  * modal: Tab moves between Cancel and the confirm button (Cancel has focus first), Escape closes it.
  */
-export function useDeleteDialog<T, V>(opts: {
+export function useDeleteDialog<T, V, R = unknown>(opts: {
   title: (target: T) => string;
   description: ReactNode | ((target: T) => ReactNode);
   confirmLabel: string;
   /** One mutation, or the one this target needs (one's own token, or any member's). */
-  mutation: DeleteMutation<V> | ((target: T) => DeleteMutation<V>);
+  mutation: DeleteMutation<V, R> | ((target: T) => DeleteMutation<V, R>);
   variables: (target: T) => V;
   refresh: QueryKey[];
-  done: (target: T) => string;
+  /** The toast; `result` is what the mutation answered (a revoke's failed jobs). */
+  done: (target: T, result: R) => string;
 }): { ask: (target: T) => void; dialog: ReactNode } {
   const queryClient = useQueryClient();
   const [target, setTarget] = useState<T | null>(null);
@@ -42,9 +43,9 @@ export function useDeleteDialog<T, V>(opts: {
   const confirm = () => {
     if (target === null || !mutation) return;
     mutation.mutate(opts.variables(target), {
-      onSuccess: async () => {
+      onSuccess: async (result) => {
         await Promise.all(opts.refresh.map((queryKey) => queryClient.invalidateQueries({ queryKey })));
-        toast.success(opts.done(target));
+        toast.success(opts.done(target, result));
         setTarget(null);
       },
     });

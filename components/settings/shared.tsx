@@ -1,5 +1,5 @@
 "use client";
-import { useState } from "react";
+import { useId, useState } from "react";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { AlertTriangle, Check, Copy, Lock } from "lucide-react";
@@ -63,12 +63,14 @@ export function FormAlert({ message }: { message?: string | null }) {
 /** A value shown once (a token, an invitation link) with a copy button. */
 export function CopyField({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
+  // Its own id: a dialog may show two (a runner's token and the command that starts it).
+  const id = useId();
   async function copy() {
     try {
       await navigator.clipboard.writeText(value);
     } catch {
       // Without a secure context there is no clipboard API: select the text so Ctrl+C copies it.
-      const el = document.getElementById("copy-field-value") as HTMLInputElement | null;
+      const el = document.getElementById(id) as HTMLInputElement | null;
       el?.select();
       document.execCommand?.("copy");
     }
@@ -77,12 +79,12 @@ export function CopyField({ label, value }: { label: string; value: string }) {
   }
   return (
     <div className="space-y-1">
-      <label htmlFor="copy-field-value" className="block text-sm font-medium text-slate-800">
+      <label htmlFor={id} className="block text-sm font-medium text-slate-800">
         {label}
       </label>
       <div className="flex gap-2">
         <input
-          id="copy-field-value"
+          id={id}
           readOnly
           value={value}
           onFocus={(e) => e.target.select()}

@@ -7,7 +7,7 @@ import { TRPCError } from "@trpc/server";
 import type { Runtime } from "../runtime";
 import { getRuntime } from "../runtime";
 import { errorResponse, refusalResponse } from "../error-map";
-import { callerFromApiToken, clientAddressOf, TOKEN_REFUSED, type Context } from "../trpc/context";
+import { callerFromApiToken, clientAddressOf, runnerBearerRefusal, TOKEN_REFUSED, type Context } from "../trpc/context";
 import { createCallerFactory } from "../trpc/init";
 import { appRouter } from "../trpc/root";
 
@@ -15,7 +15,7 @@ import { appRouter } from "../trpc/root";
 export async function restContext(rt: Runtime, req: Request): Promise<Context> {
   const token = req.headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
   const caller = token ? (token.startsWith("plt_") ? await callerFromApiToken(rt.db, token) : null) : null;
-  if (token && !caller) throw new TRPCError({ code: "UNAUTHORIZED", message: TOKEN_REFUSED });
+  if (token && !caller) throw new TRPCError({ code: "UNAUTHORIZED", message: runnerBearerRefusal(req.headers) ?? TOKEN_REFUSED });
   return { db: rt.db, caller, clientAddress: clientAddressOf(req.headers) };
 }
 

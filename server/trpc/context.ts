@@ -4,6 +4,8 @@ import { apiTokens, users } from "@/db/schema";
 import type { Auth } from "../auth/auth";
 import { requestClientAddress } from "../client-address";
 import { sha256Hex } from "../crypto";
+import { CREDENTIAL_PREFIX } from "../services/runners/credentials";
+import { RUNNER_TOKEN_PREFIX } from "../services/runners/register-runner";
 
 export interface Caller {
   userId: string;
@@ -18,11 +20,24 @@ export interface Context {
   db: Database;
   caller: Caller | null;
   clientAddress: string | null;
+  /** Why the request's bearer token was not taken, when it is a runner's (said instead of NOT_SIGNED_IN). */
+  bearerRefused?: string;
 }
 
 export const NOT_SIGNED_IN = "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>.";
 export const TOKEN_REFUSED =
   "The API token was refused: it is unknown, revoked or expired. Nothing was done. Create a new one in Settings → API Tokens, then run planton auth login --token <token>.";
+
+/** A runner's token or a job credential works only on the runner API: sent to the console's API, the refusal says what it is, rather than calling it unknown. */
+export function runnerBearerRefusal(headers: Headers): string | undefined {
+  const bearer = headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
+  const what = bearer?.startsWith(CREDENTIAL_PREFIX)
+    ? "a job credential (jcr_…), which works only on the runner API (/api/runner/v1) for its own job"
+    : bearer?.startsWith(RUNNER_TOKEN_PREFIX)
+      ? "a runner token (rnr_…), which works only on the runner API (/api/runner/v1)"
+      : null;
+  return what ? `Nothing was done: the bearer token is ${what}, not on the console's API. Sign in, or send an API token (Settings → API Tokens).` : undefined;
+}
 
 export function clientAddressOf(headers: Headers): string | null {
   return requestClientAddress(headers);

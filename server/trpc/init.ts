@@ -73,7 +73,7 @@ const safeInput = t.middleware(async ({ getRawInput, next }) => {
 export const publicProcedure = t.procedure.use(refusals).use(safeInput);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: NOT_SIGNED_IN });
+  if (!ctx.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: ctx.bearerRefused ?? NOT_SIGNED_IN });
   return next({ ctx: { ...ctx, caller: ctx.caller } });
 });
 

@@ -3,7 +3,7 @@
 // calls `conformance(name, open)` with a function that opens a fresh store on a real server.
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { StateBackend, StateLockedError, StateWriteRefused } from "../rules";
+import { StateBackend, StateLockedError, StateWriteRefused, storedStateOf } from "../rules";
 import type { StateStore } from "../types";
 
 /** The bytes of a state with this identity; `extra` changes the content, not the identity. */
@@ -50,6 +50,22 @@ export function conformance(name: string, open: () => Promise<StateStore>, optio
       expect(await b.checksum(k)).toBe(written.checksum);
       await b.unlock(k, lock.ID);
       await b.store.close?.();
+    });
+
+    it("creates a state only where there is none, when the store can create (the move's copy to a fresh key)", async () => {
+      const store = await open();
+      if (!store.create) return void (await store.close?.());
+      const k = key();
+      const first = storedStateOf(state(1, "C1"));
+      expect(await store.create(k, first)).toBe(true);
+      expect((await store.read(k))?.checksum).toBe(first.checksum);
+      // A second create is refused, and the first state stays (not provable where the test server ignores conditional writes).
+      if (!options.unprovable?.racing) {
+        expect(await store.create(k, storedStateOf(state(2, "C2")))).toBe(false);
+        expect((await store.read(k))?.checksum).toBe(first.checksum);
+      }
+      await store.delete(k);
+      await store.close?.();
     });
 
     it("refuses an older serial, an equal serial with other content, and another lineage; accepts a newer serial", async () => {

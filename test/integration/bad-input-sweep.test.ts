@@ -11,6 +11,7 @@ import type { ZodObject } from "zod";
 import { ensureHostedRunner } from "../../server/services/runners/register-runner";
 import { appRouter } from "../../server/trpc/root";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
+import { runnerRoutes } from "../runner-routes";
 import { createTestDatabase, type TestDatabase } from "../database";
 
 const ADMIN = { email: "admin@acme.example", password: "integration-admin-pw" };
@@ -215,10 +216,7 @@ function sweepOn(driver: "postgres" | "pglite") {
 
     it("every runner route answers hostile tokens, paths and bodies with a 4xx in words", async () => {
       const tally: Tally = { requests: 0, ok: 0, refused: 0, failed: [] };
-      const dir = path.resolve(import.meta.dirname, "../../app/api/runner/v1");
-      const routes = (fs.readdirSync(dir, { recursive: true }) as string[])
-        .filter((f) => f.endsWith("route.ts"))
-        .flatMap((f) => [...fs.readFileSync(path.join(dir, f), "utf8").matchAll(/export const (GET|POST|PUT|DELETE)\b/g)].map((m) => ({ route: `/${path.dirname(f)}`, method: m[1] })));
+      const routes = runnerRoutes();
       expect(routes.length).toBeGreaterThan(10);
 
       // A job credential to speak with, on Postgres where the test can register a runner (the console has no registration yet).

@@ -107,7 +107,8 @@ async function resolveModule(db: Queryable, orgId: string, kind: string, customM
   return { check, module, bundle };
 }
 
-async function isAuthorized(db: Queryable, connectionId: string, environmentId: string) {
+/** May jobs in the environment deploy through the connection? Preflight asks before a job is queued, the runner API again when the job reads the connection's credentials. */
+export async function isAuthorized(db: Queryable, connectionId: string, environmentId: string) {
   const rows = await db.select().from(connectionAuthorizations).where(eq(connectionAuthorizations.connectionId, connectionId));
   return rows.some((r) => r.scope === "organization" || (r.scope === "environment" && r.environmentId === environmentId));
 }

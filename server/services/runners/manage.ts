@@ -43,7 +43,8 @@ async function view(db: Queryable, orgId: string, rows: RunnerRow[]) {
     ? await db
         .select({ runnerId: infraJobs.runnerId, n: sql<number>`count(*)::int` })
         .from(infraJobs)
-        .where(and(inArray(infraJobs.runnerId, ids), eq(infraJobs.status, "running")))
+        // This organization's jobs only: a Planton-hosted runner's work for others is not theirs to see.
+        .where(and(inArray(infraJobs.runnerId, ids), eq(infraJobs.status, "running"), eq(infraJobs.orgId, orgId)))
         .groupBy(infraJobs.runnerId)
     : [];
   const named = ids.length

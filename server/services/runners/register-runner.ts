@@ -11,6 +11,8 @@ import { conflict, isUniqueViolation, PlantonError } from "../../errors";
 
 export type RunnerRow = typeof runners.$inferSelect;
 
+export const RUNNER_TOKEN_PREFIX = "rnr_";
+
 export const registerRunnerInput = z.object({
   name: z.string().trim().regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" }),
   capacity: z.number().int().min(1).max(64).default(2),
@@ -53,7 +55,7 @@ const UNKNOWN_TOKEN =
 
 /** The runner a `rnr_…` token belongs to; refuses anything else, and a revoked runner. */
 export async function authenticateRunner(db: Queryable, token: string | null | undefined): Promise<RunnerRow> {
-  if (!token?.startsWith("rnr_")) throw new PlantonError("UNAUTHORIZED", "Nothing was done: send the runner token as Authorization: Bearer rnr_….");
+  if (!token?.startsWith(RUNNER_TOKEN_PREFIX)) throw new PlantonError("UNAUTHORIZED", "Nothing was done: send the runner token as Authorization: Bearer rnr_….");
   const [runner] = await db.select().from(runners).where(eq(runners.tokenHash, sha256Hex(token)));
   assertRunnerMayWork(runner, sha256Hex(token));
   return runner;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, or } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, infraComponents, organizations, runners } from "@/db/schema";
@@ -58,7 +58,7 @@ export async function listRunnerChoices(db: Queryable, orgId: string) {
   const rows = await db
     .select({ id: runners.id, name: runners.name, lastSeenAt: runners.lastSeenAt })
     .from(runners)
-    .where(and(eq(runners.orgId, orgId), eq(runners.kind, "self_hosted")))
+    .where(and(eq(runners.orgId, orgId), eq(runners.kind, "self_hosted"), isNull(runners.revokedAt)))
     .orderBy(runners.name);
   const [org] = await db.select({ defaultRunnerId: organizations.defaultRunnerId }).from(organizations).where(eq(organizations.id, orgId));
   const def = rows.find((r) => r.id === org?.defaultRunnerId);
@@ -116,8 +116,8 @@ function checkFields(fields: Parameters<typeof fieldsSchema>[0], values: Record<
 
 async function checkRunner(db: Queryable, orgId: string, runnerId: string | null, mode: "stored" | "runner") {
   if (runnerId) {
-    const [r] = await db.select().from(runners).where(and(eq(runners.id, runnerId), eq(runners.orgId, orgId), eq(runners.kind, "self_hosted")));
-    if (!r) throw badRequest(`Runner ${runnerId} is not a self-hosted runner of this organization. Nothing was saved. Pick one from the list, or leave it empty to use the organization's default.`, "runnerId");
+    const [r] = await db.select().from(runners).where(and(eq(runners.id, runnerId), eq(runners.orgId, orgId), eq(runners.kind, "self_hosted"), isNull(runners.revokedAt)));
+    if (!r) throw badRequest(`Runner ${runnerId} is not a self-hosted runner of this organization that is still in service (a revoked runner runs nothing). Nothing was saved. Pick one from the list, or leave it empty to use the organization's default.`, "runnerId");
     return r;
   }
   if (mode === "runner") {

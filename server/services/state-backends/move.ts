@@ -375,6 +375,8 @@ interface RunContext {
   backends: Map<string, BackendRow>;
   hooks: MoveHooks;
   stopped?: boolean;
+  /** Items copied by an atomic create in this run, which took no lock on the destination. */
+  lockless: Set<string>;
 }
 
 const moveActor = (m: MoveRow): Actor => ({ userId: m.startedBy, label: m.startedByLabel, orgId: m.orgId, role: "admin" });
@@ -394,7 +396,7 @@ async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<
   const [move] = await db.select().from(stateMoves).where(eq(stateMoves.id, moveId));
   if (!move || move.status !== "running") return;
   const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
-  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {} };
+  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lockless: new Set() };
   try {
     const items = (await db
       .select({ item: stateMoveItems, component: infraComponents.name })
@@ -565,6 +567,13 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
     const dest = await storeOf(ctx, item.toBackendId);
     const state = read === undefined ? await (await storeOf(ctx, item.fromBackendId)).read(item.fromKey) : read;
     if (!state) return `Nothing was moved for component ${item.component}: its state under ${item.fromKey} is gone. Run a job of the component to write one, then retry.`;
+    const copied = { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
+    // A fresh key on a store with an atomic create needs no lock there: the create never replaces what another
+    // writer put first, and the read-back before the switch refuses a copy anyone changed since.
+    if (dest.create && !(await dest.read(item.toKey)) && (await dest.create(item.toKey, state))) {
+      ctx.lockless.add(item.id);
+      return copied;
+    }
     try {
       await dest.lock(item.toKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
     } catch (e) {
@@ -579,7 +588,7 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
     }
     // The lock is ours and the rules allow the write; the same bytes already there count as copied.
     if (there?.checksum !== state.checksum) await dest.write(item.toKey, state);
-    return { checksum: state.checksum, size: state.bytes.byteLength, serial: state.serial };
+    return copied;
   } catch (e) {
     return `Nothing was copied for component ${item.component}: writing to ${toName} failed (${accessErrorSentence(e)}). Check the backend's access in Settings → State Backends, then retry.`;
   }
@@ -587,7 +596,7 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
 
 /** Releases the item's locks (a lock that is gone is already released; one under another ID stays). */
 async function releaseLocks(ctx: RunContext, item: RunItem, sides = { source: true }) {
-  const locks: [string, string][] = [[item.toBackendId, item.toKey]];
+  const locks: [string, string][] = ctx.lockless.has(item.id) ? [] : [[item.toBackendId, item.toKey]];
   if (sides.source) locks.push([item.fromBackendId, item.fromKey]);
   for (const [backendId, key] of locks) {
     try {

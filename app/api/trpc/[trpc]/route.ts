@@ -1,6 +1,6 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "@/server/trpc/root";
-import { clientAddressOf, resolveCaller } from "@/server/trpc/context";
+import { clientAddressOf, resolveCaller, runnerBearerRefusal } from "@/server/trpc/context";
 import { getRuntime } from "@/server/runtime";
 import { TRPC_MAX_BATCH_CALLS } from "@/lib/trpc/limits";
 import { batchTooLargeMessage, bodyTooLargeMessage, boundedBody, refusalResponse, trpcCallCount } from "@/server/web-edge";
@@ -28,6 +28,7 @@ async function handler(req: Request) {
       db: rt.db,
       caller: await resolveCaller(rt.db, rt.auth, headers),
       clientAddress: clientAddressOf(headers),
+      bearerRefused: runnerBearerRefusal(headers),
     }),
   });
 }
