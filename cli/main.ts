@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
 import { PlantonApiError } from "../lib/client";
 import { authCommand } from "./commands/auth";
+import { connectionCommand } from "./commands/connection";
 import { infraJobCommand } from "./commands/infra-job";
 import { runnerCommand } from "./commands/runner";
 import { stateBackendCommand } from "./commands/state-backend";
@@ -12,7 +13,7 @@ import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
   const program = new Command("planton")
-    .description("The Planton console's command line: log in, run and steer Infra Jobs, run a runner.")
+    .description("The Planton console's command line: log in, run and steer Infra Jobs, manage runners and connections, run a runner.")
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra job create cmp_01J… --operation update --tail\n");
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   infra.addCommand(infraJobCommand());
   infra.addCommand(stateBackendCommand());
   program.addCommand(runnerCommand());
+  program.addCommand(connectionCommand());
   addStateMoveCommands(program);
   return program;
 }

@@ -42,6 +42,9 @@ export function table(rows: string[][], header?: string[]): string[] {
 
 export { durationBetween as duration } from "../lib/display";
 
+/** A command's help footer: "Example:" (or "Examples:") and each command line after `$ `. */
+export const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
+
 
 export function actionColor(action: string): (s: string) => string {
   if (action === "create" || action === "import") return c.green;

@@ -59,7 +59,9 @@ export class ClaimLoop {
   }
 
   private async run(): Promise<void> {
+    // Claims that failed in a row: the first is logged, the rest wait quietly with back-off (a restarting server is not news every second).
     let failures = 0;
+    let downSince = 0;
     while (!this.stopping.signal.aborted) {
       const free = this.opts.capacity - this.running.size;
       if (free <= 0) {
@@ -68,6 +70,7 @@ export class ClaimLoop {
       }
       try {
         const claim = await this.opts.runner.claim({ capacity: free, waitSeconds: this.opts.waitSeconds ?? 25, version: this.opts.version, engines: this.opts.engines }, this.stopping.signal);
+        if (failures) this.log.info("the server answers again; claiming", { failedClaims: failures, downSeconds: Math.round((Date.now() - downSince) / 1000) });
         failures = 0;
         if (!claim) continue;
         if (this.stopping.signal.aborted) this.log.warn("claimed a job while stopping; running it", { job: claim.job.id });
@@ -92,13 +95,25 @@ export class ClaimLoop {
           const why = err.said?.replace(/^Nothing was done: /, "") ?? "check the token in Settings → Runners, then start the runner again.";
           throw new Error(`The server refused the runner token (${err.status}): ${why}`);
         }
-        failures++;
-        const wait = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
-        this.log.warn("claim failed; retrying", { error: err instanceof Error ? err.message : String(err), retryInMs: wait });
-        await sleep(wait, this.stopping.signal);
+        // Connection refused, a timeout or a 5xx: the server is restarting or away. Wait and claim again.
+        if (++failures === 1) {
+          downSince = Date.now();
+          this.log.warn("the server is unreachable; claiming again with back-off until it answers", { error: errorWords(err) });
+        }
+        const backoff = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures, 5));
+        await sleep(backoff / 2 + Math.random() * (backoff / 2), this.stopping.signal);
       }
     }
   }
+}
+
+const MAX_BACKOFF_MS = 15_000;
+
+/** "ECONNREFUSED", "POST /claim answered 503: …": what went wrong, without a stack. */
+function errorWords(err: unknown): string {
+  if (err instanceof HttpError) return err.message;
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

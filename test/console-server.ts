@@ -13,11 +13,14 @@ const root = path.resolve(import.meta.dirname, "..");
 export interface ConsoleServer {
   url: string;
   dataDir: string;
+  /** The console's process (a new one after `restart`). */
   process: ChildProcess;
   output: () => string;
   /** Resolves with the match once the console's output (stdout and stderr) matches `pattern`. */
   waitForOutput: (pattern: RegExp, what: string) => Promise<RegExpMatchArray>;
   stop: () => Promise<void>;
+  /** Stops the console (SIGTERM) and starts it again on the same port, database and data folder, as an operator's restart would; `whileDown` runs in between. */
+  restart: (whileDown?: () => Promise<void>) => Promise<void>;
 }
 
 /** Builds when there is no build yet (npm test builds before the tests run), or always with `force`. */
@@ -41,35 +44,40 @@ export async function startConsoleServer(opts: {
   const url = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-it-"));
   const { PLANTON_ADMIN_EMAIL: _email, PLANTON_ADMIN_PASSWORD: _password, ...inherited } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
-    cwd: root,
-    env: {
-      ...inherited,
-      DATABASE_URL: opts.databaseUrl,
-      PLANTON_DATA_DIR: dataDir,
-      PLANTON_URL: url,
-      PORT: String(port),
-      PLANTON_HOSTED_RUNNERS: String(opts.hostedRunners ?? 0),
-      ...(opts.firstAdmin === "printed" ? {} : { PLANTON_ADMIN_PASSWORD: "integration-admin-pw" }),
-      NODE_ENV: "production",
-      ...opts.env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
   const log = opts.logFile ? fs.createWriteStream(opts.logFile) : null;
   let out = "";
   const onData = (d: Buffer) => {
     out += d;
     log?.write(d);
   };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  child.once("exit", () => log?.end());
+  const launch = () => {
+    const proc = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
+      cwd: root,
+      env: {
+        ...inherited,
+        DATABASE_URL: opts.databaseUrl,
+        PLANTON_DATA_DIR: dataDir,
+        PLANTON_URL: url,
+        PORT: String(port),
+        PLANTON_HOSTED_RUNNERS: String(opts.hostedRunners ?? 0),
+        ...(opts.firstAdmin === "printed" ? {} : { PLANTON_ADMIN_PASSWORD: "integration-admin-pw" }),
+        NODE_ENV: "production",
+        ...opts.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    proc.stdout!.on("data", onData);
+    proc.stderr!.on("data", onData);
+    return proc;
+  };
+  let child = launch();
 
-  const waitForOutput = (pattern: RegExp, what: string) =>
+  /** Resolves once the output printed after `from` matches `pattern`; rejects if the process exits first. */
+  const waitFrom = (from: number, pattern: RegExp, what: string) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {
+      const proc = child;
       const check = () => {
-        const m = out.match(pattern);
+        const m = out.slice(from).match(pattern);
         if (!m) return false;
         done();
         resolve(m);
@@ -78,21 +86,22 @@ export async function startConsoleServer(opts: {
       const onExit = () => {
         if (check()) return;
         done();
-        reject(new Error(`The console exited before ${what}:\n${out}`));
+        reject(new Error(`The console exited before ${what}:\n${out.slice(from)}`));
       };
       const done = () => {
-        child.stdout!.off("data", check);
-        child.stderr!.off("data", check);
-        child.off("exit", onExit);
+        proc.stdout!.off("data", check);
+        proc.stderr!.off("data", check);
+        proc.off("exit", onExit);
       };
       if (check()) return;
-      if (child.exitCode !== null) return onExit();
-      child.stdout!.on("data", check);
-      child.stderr!.on("data", check);
-      child.once("exit", onExit);
+      if (proc.exitCode !== null) return onExit();
+      proc.stdout!.on("data", check);
+      proc.stderr!.on("data", check);
+      proc.once("exit", onExit);
     });
+  const waitForOutput = (pattern: RegExp, what: string) => waitFrom(0, pattern, what);
 
-  const stop = async () => {
+  const halt = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
@@ -101,17 +110,41 @@ export async function startConsoleServer(opts: {
       await exited;
       clearTimeout(stuck);
     }
+  };
+  const stop = async () => {
+    await halt();
+    log?.end();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  const ready = async (from: number) => {
+    // scripts/serve.mjs prints this once it listens.
+    await waitFrom(from, /Serving on http/, "it listened");
+    const health = await fetch(`${url}/api/health`);
+    if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out.slice(from)}`);
+  };
+  const restart = async (whileDown?: () => Promise<void>) => {
+    await halt();
+    await whileDown?.();
+    const from = out.length;
+    child = launch();
+    await ready(from);
   };
 
   try {
-    // scripts/serve.mjs prints this once it listens.
-    await waitForOutput(/Serving on http/, "it listened");
-    const health = await fetch(`${url}/api/health`);
-    if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out}`);
+    await ready(0);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { url, dataDir, process: child, output: () => out, waitForOutput, stop };
+  return {
+    url,
+    dataDir,
+    get process() {
+      return child;
+    },
+    output: () => out,
+    waitForOutput,
+    stop,
+    restart,
+  };
 }

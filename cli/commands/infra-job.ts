@@ -5,7 +5,7 @@ import { isOperation, OPERATIONS, unknownOperationMessage } from "../../lib/runn
 import { NOT_EXECUTED, notExecutedWords } from "../../lib/delete-protection";
 import { client } from "../config";
 import { followJob, printStackDiff, type ShowOptions } from "../follow";
-import { actionColor, c, duration, out, Refusal, table } from "../output";
+import { actionColor, c, duration, example, out, Refusal, table } from "../output";
 import { glyphOf } from "../../lib/display";
 
 interface RunFlags extends ShowOptions {
@@ -13,7 +13,6 @@ interface RunFlags extends ShowOptions {
   versionMessage?: string;
 }
 
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
 
 const PAUSE_NOTE =
   "\nWith --tail, a job that pauses for approval is reported with the command that resumes it, and the CLI keeps following: approve it from the console or another terminal and the apply streams here. Ctrl-C stops following; the job keeps waiting.";

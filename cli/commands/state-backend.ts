@@ -1,14 +1,14 @@
 // `planton infra state-backend …`: an organization's state backends (spec/runners-and-state-backends.md,
 // State Backends): create, list, get, delete, the default per provisioner, what is still on
 // Planton-managed storage, and an admin's force-unlock of a component's state.
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command } from "commander";
 import type { StateBackend, StateBackendAccessCheck } from "../../lib/client";
 import { formatBytes } from "../../lib/display";
 import { PROVISIONERS, STATE_BACKEND_KIND_NAMES, STATE_BACKEND_KINDS, type StateBackendKind } from "../../lib/state-backend-kinds";
 import { client } from "../config";
-import { c, out, Refusal, table } from "../output";
+import { keyValue, outputOption } from "../options";
+import { c, example, out, Refusal, table } from "../output";
 
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
 const CREATABLE = STATE_BACKEND_KIND_NAMES.filter((k) => STATE_BACKEND_KINDS[k].creatable);
 
 /** Each kind with its config fields and the connection it needs, for create's help. */
@@ -21,13 +21,6 @@ const KINDS_HELP =
   }).join("\n") +
   "\n";
 
-function keyValue(v: string, prev: Record<string, string> = {}): Record<string, string> {
-  const i = v.indexOf("=");
-  if (i < 1) throw new InvalidArgumentError(`expected key=value (e.g. bucket=my-states), got "${v}"`);
-  return { ...prev, [v.slice(0, i)]: v.slice(i + 1) };
-}
-
-const outputOption = () => new Option("-o, --output <format>", "table or json").choices(["table", "json"]).default("table");
 
 function accessLine(a: StateBackendAccessCheck): string {
   return `Access test: ${a.steps.map((s) => `${s.step} ${s.ok ? c.green("✓") : c.red("✗")}`).join("  ")}`;

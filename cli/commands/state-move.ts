@@ -4,9 +4,7 @@ import { Command } from "commander";
 import type { PlantonClient, StateMove, StateMoveDryRun } from "../../lib/client";
 import { PROVISIONERS } from "../../lib/state-backend-kinds";
 import { client } from "../config";
-import { c, out, Refusal, table } from "../output";
-
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
+import { c, example, out, Refusal, table } from "../output";
 
 /** `--to prod-s3` (the one provisioner in use) or `--to pulumi=pulumi-cloud`, repeatable: the body's `to`. */
 export function parseDestinations(values: string[]): Record<string, string> {

@@ -35,6 +35,18 @@ import type {
   TestAccessRequest,
   UpdateStateBackendRequest,
 } from "./types";
+import type {
+  AddAuthorizationRequest,
+  ConnectionAuthorizationChange,
+  ConnectionAuthorizationList,
+  DefaultRunner,
+  RegisterRunnerRequest,
+  RemoveAuthorizationRequest,
+  RunnerDetail,
+  RunnerList,
+  RunnerRevoked,
+  RunnerToken,
+} from "./types";
 import { readEventStream } from "./sse";
 
 export * from "./types";
@@ -116,7 +128,7 @@ export function createPlantonClient(opts: PlantonClientOptions) {
   const post = async <T>(path: string, body: unknown = {}) => (await (await send("POST", path, { body })).json()) as T;
   const put = async <T>(path: string, body: unknown = {}) => (await (await send("PUT", path, { body })).json()) as T;
   const patch = async <T>(path: string, body: unknown = {}) => (await (await send("PATCH", path, { body })).json()) as T;
-  const del = async <T>(path: string) => (await (await send("DELETE", path)).json()) as T;
+  const del = async <T>(path: string, params: Record<string, string | number | undefined> = {}) => (await (await send("DELETE", `${path}${query(params)}`)).json()) as T;
   const q = (s: string) => encodeURIComponent(s);
   /** `?a=1&b=x` of the values that are set. */
   const query = (params: Record<string, string | number | undefined>) => {
@@ -178,6 +190,30 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       setDefault: (provisioner: string, backend: string) => put<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`, { backend }),
       unsetDefault: (provisioner: string) => del<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`),
       plantonManaged: () => get<PlantonManagedUsage>("/state-backends/planton-managed"),
+    },
+    runners: {
+      /** The organization's runners and the Planton-hosted ones, with the default's name (null: Planton-hosted). */
+      list: () => get<RunnerList>("/runners"),
+      /** One runner (by name or id) with its running and recent jobs. */
+      get: (runner: string) => get<RunnerDetail>(`/runners/${q(runner)}`),
+      /** Registers a self-hosted runner; the answer holds its token, which is never shown again. */
+      register: (input: RegisterRunnerRequest) => post<RunnerToken>("/runners", input),
+      /** A new token, shown once; the old one and the job credentials issued under it stop working. */
+      rotateToken: (runner: string) => post<RunnerToken>(`/runners/${q(runner)}/rotate-token`),
+      revoke: (runner: string) => post<RunnerRevoked>(`/runners/${q(runner)}/revoke`),
+      getDefault: () => get<DefaultRunner>("/runners/default"),
+      /** Refused while any of the organization's state is on Planton-managed storage. */
+      setDefault: (runner: string) => put<DefaultRunner>("/runners/default", { runner }),
+      unsetDefault: () => del<DefaultRunner>("/runners/default"),
+    },
+    connections: {
+      /** Who may use each connection, or only the one named. */
+      listAuthorizations: (connection?: string) => get<ConnectionAuthorizationList>(`/connections/authorizations${query({ connection })}`),
+      /** Lets the organization (scope organization) or the environments named use the connection; `provider` must be the connection's. */
+      addAuthorization: (connection: string, input: AddAuthorizationRequest) => post<ConnectionAuthorizationChange>(`/connections/${q(connection)}/authorizations`, input),
+      /** Removes exactly the authorizations named; one that does not exist is refused and nothing is removed. */
+      removeAuthorization: (connection: string, input: RemoveAuthorizationRequest) =>
+        del<ConnectionAuthorizationChange>(`/connections/${q(connection)}/authorizations`, { scope: input.scope, provider: input.provider, environments: input.environments?.join(",") }),
     },
     stateMoves: {
       /** What moving every state off Planton-managed storage would do; `to` is the backend name per provisioner ("*": the one in use). */

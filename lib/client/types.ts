@@ -31,6 +31,8 @@ import type {
   testAccessBody,
 } from "../api/state-schemas";
 import type { Answer } from "../api/wire";
+import type { defaultRunnerSchema, registerRunnerBody, runnerDetailSchema, runnerListSchema, runnerRevokedSchema, runnerSchema, runnerTokenSchema } from "../api/runner-schemas";
+import type { addAuthorizationBody, authorizationChangeSchema, authorizationListSchema, connectionAuthorizationsSchema, removeAuthorizationInput } from "../api/connection-schemas";
 import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
 
 export type { JobActions } from "../job-actions";
@@ -72,3 +74,18 @@ export type StateMoveItem = Answer<typeof moveItemSchema>;
 export type StateMoveDryRun = Answer<typeof dryRunSchema>;
 export type CurrentStateMove = Answer<typeof currentMoveSchema>;
 export type MigrateBackendResult = Answer<typeof migrateBackendResultSchema>;
+
+export type Runner = Answer<typeof runnerSchema>;
+export type RunnerList = Answer<typeof runnerListSchema>;
+export type RunnerDetail = Answer<typeof runnerDetailSchema>;
+/** What register and rotate-token answer: the token, shown once. */
+export type RunnerToken = Answer<typeof runnerTokenSchema>;
+export type RunnerRevoked = Answer<typeof runnerRevokedSchema>;
+export type DefaultRunner = Answer<typeof defaultRunnerSchema>;
+export type RegisterRunnerRequest = z.input<typeof registerRunnerBody>;
+
+export type ConnectionAuthorizations = Answer<typeof connectionAuthorizationsSchema>;
+export type ConnectionAuthorizationList = Answer<typeof authorizationListSchema>;
+export type ConnectionAuthorizationChange = Answer<typeof authorizationChangeSchema>;
+export type AddAuthorizationRequest = Omit<z.input<typeof addAuthorizationBody>, "connection">;
+export type RemoveAuthorizationRequest = { provider?: string; scope: z.input<typeof removeAuthorizationInput>["scope"]; environments?: string[] };

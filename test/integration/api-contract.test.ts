@@ -13,6 +13,8 @@ import { createPlantonClient, PlantonApiError, type PlantonClient } from "../../
 import { stateBackends } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { publicProcedures } from "../../server/public-api/openapi";
+import { createApiToken } from "../../server/services/settings/api-tokens";
+import { seedTestOrg } from "../fixtures";
 import { startJobStack, type JobStack } from "./harness";
 
 let stack: JobStack;
@@ -261,6 +263,62 @@ describe("the typed client against the real server", () => {
     const refused = await viewer.stateMoves.start({ "*": "contract-other" }).catch((e: PlantonApiError) => e);
     expect(refused).toMatchObject({ status: 403 });
     conforms("get", "/state-moves/current", 200, await viewer.stateMoves.current());
+  });
+
+  it("manages runners as an admin: register, list, get, rotate-token, the default (refused while state is on Planton-managed storage), revoke", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const registered = await admin.runners.register({ name: "contract-runner", capacity: 3, labels: { zone: "lab" } });
+    expect(registered.token).toMatch(/^rnr_/);
+    expect(registered.runner).toMatchObject({ name: "contract-runner", kind: "self_hosted", status: "offline", capacity: 3, labels: { zone: "lab" } });
+    conforms("post", "/runners", 201, registered);
+    const list = await client.runners.list();
+    expect(list.runners.map((r) => r.name)).toEqual(expect.arrayContaining(["contract-runner", "runner-contract"]));
+    expect(JSON.stringify(list)).not.toContain(registered.token);
+    conforms("get", "/runners", 200, list);
+    const one = await client.runners.get("contract-runner");
+    expect(one).toMatchObject({ name: "contract-runner", runningJobs: [], recentJobs: [] });
+    conforms("get", "/runners/{runner}", 200, one);
+    const rotated = await admin.runners.rotateToken("contract-runner");
+    expect(rotated.token).not.toBe(registered.token);
+    conforms("post", "/runners/{runner}/rotate-token", 200, rotated);
+    const none = await client.runners.getDefault();
+    expect(none.runner).toBeNull();
+    conforms("get", "/runners/default", 200, none);
+    // The earlier jobs left states on Planton-managed storage (the move's rollback put one back).
+    const refused = await admin.runners.setDefault("contract-runner").catch((e: PlantonApiError) => e);
+    expect(refused).toMatchObject({ status: 412, message: expect.stringMatching(/^Nothing was changed: contract-runner cannot be the default runner while \d+ states? (is|are) on Planton-managed storage/) });
+    const unset = await admin.runners.unsetDefault();
+    expect(unset.runner).toBeNull();
+    conforms("delete", "/runners/default", 200, unset);
+    const revoked = await admin.runners.revoke("contract-runner");
+    expect(revoked.runner.status).toBe("revoked");
+    conforms("post", "/runners/{runner}/revoke", 200, revoked);
+  });
+
+  it("sets a default runner where no state is on Planton-managed storage", async () => {
+    // A second organization on the same console, with nothing on Planton-managed storage.
+    const other = await seedTestOrg(stack.t.db, { localRoot: path.join(stack.infraRoot, "other") });
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: (await createApiToken(stack.t.db, other.actor("admin"), { name: "contract-other" })).token }));
+    await admin.runners.register({ name: "own-runner" });
+    const set = await admin.runners.setDefault("own-runner");
+    expect(set).toEqual({ runner: "own-runner", description: "Deploys and live cloud operations of connections that name no runner run on own-runner." });
+    conforms("put", "/runners/default", 200, set);
+  });
+
+  it("authorizes connections by name: list, add (the provider must match), remove", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const list = await client.connections.listAuthorizations();
+    expect(list.connections).toEqual([{ connection: "local-sandbox", provider: "local", authorizations: [{ scope: "organization", environment: null }] }]);
+    conforms("get", "/connections/authorizations", 200, list);
+    conforms("get", "/connections/authorizations", 200, await client.connections.listAuthorizations("local-sandbox"));
+    const added = await admin.connections.addAuthorization("local-sandbox", { provider: "local", scope: "environment", environments: ["staging", "prod"] });
+    expect(added.added).toEqual(["environment staging", "environment prod"]);
+    conforms("post", "/connections/{connection}/authorizations", 201, added);
+    const wrong = await admin.connections.addAuthorization("local-sandbox", { provider: "aws", scope: "organization" }).catch((e: PlantonApiError) => e);
+    expect(wrong).toMatchObject({ status: 400, message: expect.stringContaining("connection local-sandbox is a local connection, not aws") });
+    const removed = await admin.connections.removeAuthorization("local-sandbox", { provider: "local", scope: "environment", environments: ["staging", "prod"] });
+    expect([removed.removed, removed.authorizations]).toEqual([["environment prod", "environment staging"], [{ scope: "organization", environment: null }]]);
+    conforms("delete", "/connections/{connection}/authorizations", 200, removed);
   });
 
   it("called every method of the client", () => {

@@ -168,6 +168,40 @@ describe(`connections (${testDriver})`, () => {
     expect(last.summary).toBe("Connection aws-prod: authorized the organization; removed environment prod");
   });
 
+  it("adds and removes authorizations by connection name (planton connection auth), one audit event each, refusing a wrong provider or one that does not exist", async () => {
+    const admin = org.as("admin");
+    const list = async () => (await org.as("viewer").connections.listAuthorizations({ org: org.slug, connection: "aws-prod" })).connections[0].authorizations;
+    expect(await list()).toEqual([{ scope: "organization", environment: null }]);
+
+    const added = await admin.connections.addAuthorization({ org: org.slug, connection: "aws-prod", provider: "aws", scope: "environment", environments: ["staging"] });
+    expect(added).toEqual({ connection: "aws-prod", provider: "aws", added: ["environment staging"], removed: [], authorizations: [{ scope: "organization", environment: null }, { scope: "environment", environment: "staging" }] });
+    expect((await auditOf(t.db, org.orgId, "connection.authorize")).at(-1)!.summary).toBe("Connection aws-prod: authorized environment staging");
+    const before = { auths: await authCount(), audit: await auditCount(t.db, org.orgId) };
+    expect((await admin.connections.addAuthorization({ org: org.slug, connection: "aws-prod", provider: "aws", scope: "environment", environments: ["staging"] })).added).toEqual([]);
+
+    const wrong = await refusal(admin.connections.addAuthorization({ org: org.slug, connection: "aws-prod", provider: "gcp", scope: "organization" }));
+    expect(wrong).toMatchObject({ code: "BAD_REQUEST", field: "provider" });
+    expect(wrong.message).toBe("Connection aws-prod was not authorized: connection aws-prod is an aws connection, not gcp. Pass --provider aws, or name a gcp connection (planton connection auth list shows each connection's provider).");
+    expect((await refusal(admin.connections.addAuthorization({ org: org.slug, connection: "aws-prod", provider: "aws", scope: "environment" }))).message).toBe(
+      "Connection aws-prod was not authorized: scope environment needs the environments, e.g. --environments staging,prod (or use --scope organization).",
+    );
+    const unknownEnv = await refusal(admin.connections.removeAuthorization({ org: org.slug, connection: "aws-prod", scope: "environment", environments: "staging,qa" }));
+    expect(unknownEnv.message).toBe("Environment qa was not found, so nothing was removed from connection aws-prod. Pick from dev, staging, prod, or create it in Settings → Environments.");
+    const notThere = await refusal(admin.connections.removeAuthorization({ org: org.slug, connection: "aws-prod", scope: "environment", environments: "staging,prod" }));
+    expect(notThere).toMatchObject({ code: "NOT_FOUND" });
+    expect(notThere.message).toBe(
+      "Nothing was removed from connection aws-prod: it is not authorized for environment prod (it is authorized for the organization, environment staging). See planton connection auth list --connection aws-prod.",
+    );
+    expect((await refusal(org.as("engineer").connections.addAuthorization({ org: org.slug, connection: "aws-prod", provider: "aws", scope: "organization" }))).code).toBe("FORBIDDEN");
+    expect(await authCount()).toBe(before.auths);
+    expect(await auditCount(t.db, org.orgId)).toBe(before.audit);
+
+    const removed = await admin.connections.removeAuthorization({ org: org.slug, connection: "aws-prod", provider: "aws", scope: "organization" });
+    expect([removed.removed, removed.authorizations]).toEqual([["the organization"], [{ scope: "environment", environment: "staging" }]]);
+    expect((await auditOf(t.db, org.orgId, "connection.authorize")).at(-1)!.summary).toBe("Connection aws-prod: removed the organization");
+    expect(await auditCount(t.db, org.orgId)).toBe(before.audit + 1);
+  });
+
   it("refuses to delete a connection that components deploy through, naming them, and deletes an unused one", async () => {
     await createComponent(t.db, org.actor("engineer"), { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs" }, connection: "local-sandbox" });
     const before = await auditCount(t.db, org.orgId);

@@ -1,7 +1,8 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, infraComponents, organizations, runners } from "@/db/schema";
+import { addAuthorizationBody, authorizationLabel, type connectionAuthorizationsSchema, type listAuthorizationsInput, removeAuthorizationInput } from "@/lib/api/connection-schemas";
 import { CONNECTION_PROVIDERS, fieldsSchema } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
 import { diffFields, recordAudit } from "../../audit";
@@ -245,55 +246,167 @@ export async function updateConnection(db: Database, actor: Actor, raw: z.input<
   }
 }
 
-/** Replaces who may use a connection: the whole organization, or the chosen environments. */
-export async function setConnectionAuthorizations(db: Database, actor: Actor, raw: z.input<typeof authorizationInput>) {
-  const input = authorizationInput.parse(raw);
-  const conn = await connectionOf(db, actor.orgId, input.id);
-  const wanted = input.organization ? [] : [...new Set(input.environments)];
-  const envs = wanted.length
-    ? (await db.select().from(environments).where(and(eq(environments.orgId, actor.orgId), inArray(environments.name, wanted)))).sort(
-        (a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name),
-      )
-    : [];
-  const unknown = wanted.filter((n) => !envs.some((e) => e.name === n));
+type AuthorizationRow = { id: string; scope: "organization" | "environment"; environmentId: string | null; environment: string | null };
+type NewAuthorization = Omit<AuthorizationRow, "id">;
+type EnvironmentRow = typeof environments.$inferSelect;
+
+/** The organization's environments by name, in the order given; an unknown name is refused, saying what did not happen (`notDone`). */
+async function environmentsNamed(db: Queryable, actor: Actor, names: string[], notDone: string): Promise<EnvironmentRow[]> {
+  if (!names.length) return [];
+  const envs = (await db.select().from(environments).where(and(eq(environments.orgId, actor.orgId), inArray(environments.name, names)))).sort(
+    (a, b) => names.indexOf(a.name) - names.indexOf(b.name),
+  );
+  const unknown = names.filter((n) => !envs.some((e) => e.name === n));
   if (unknown.length) {
     const known = await db.select({ name: environments.name }).from(environments).where(eq(environments.orgId, actor.orgId));
     throw new PlantonError(
       "NOT_FOUND",
-      `Environment ${unknown.join(", ")} was not found, so connection ${conn.name} was not authorized. Pick from ${known.map((e) => e.name).join(", ") || "the environments"}, or create it in Settings → Environments.`,
+      `Environment ${unknown.join(", ")} was not found, so ${notDone}. Pick from ${known.map((e) => e.name).join(", ") || "the environments"}, or create it in Settings → Environments.`,
       "environments",
     );
   }
+  return envs;
+}
+
+async function authorizationsOf(db: Queryable, connectionIds: string[]) {
+  if (!connectionIds.length) return [];
+  return db
+    .select({ connectionId: connectionAuthorizations.connectionId, id: connectionAuthorizations.id, scope: connectionAuthorizations.scope, environmentId: connectionAuthorizations.environmentId, environment: environments.name })
+    .from(connectionAuthorizations)
+    .leftJoin(environments, eq(environments.id, connectionAuthorizations.environmentId))
+    .where(inArray(connectionAuthorizations.connectionId, connectionIds))
+    .orderBy(connectionAuthorizations.scope, environments.name);
+}
+
+/**
+ * The one writer of a connection's authorizations: `plan` says, from the current ones, what to add and
+ * what to remove (or refuses); both happen in one transaction with one audit event.
+ */
+async function changeAuthorizations(db: Database, actor: Actor, conn: { id: string; name: string }, plan: (current: AuthorizationRow[]) => { added: NewAuthorization[]; removed: AuthorizationRow[] }) {
   return db.transaction(async (tx) => {
-    const current = await tx
-      .select({ id: connectionAuthorizations.id, scope: connectionAuthorizations.scope, environmentId: connectionAuthorizations.environmentId, environment: environments.name })
-      .from(connectionAuthorizations)
-      .leftJoin(environments, eq(environments.id, connectionAuthorizations.environmentId))
-      .where(eq(connectionAuthorizations.connectionId, conn.id));
-    const label = (a: { scope: string; environment: string | null }) => (a.scope === "organization" ? "the organization" : `environment ${a.environment}`);
-    const keep = (a: (typeof current)[number]) => (input.organization ? a.scope === "organization" : a.scope === "environment" && wanted.includes(a.environment ?? ""));
-    const removed = current.filter((a) => !keep(a));
-    const added: { scope: "organization" | "environment"; environmentId: string | null; environment: string | null }[] = input.organization
-      ? current.some((a) => a.scope === "organization")
-        ? []
-        : [{ scope: "organization", environmentId: null, environment: null }]
-      : envs.filter((e) => !current.some((a) => a.environmentId === e.id)).map((e) => ({ scope: "environment", environmentId: e.id, environment: e.name }));
+    const current = await authorizationsOf(tx, [conn.id]);
+    const { added, removed } = plan(current);
     if (removed.length) await tx.delete(connectionAuthorizations).where(inArray(connectionAuthorizations.id, removed.map((a) => a.id)));
     if (added.length) {
       await tx.insert(connectionAuthorizations).values(added.map((a) => ({ id: newId("connectionAuthorization"), connectionId: conn.id, scope: a.scope, environmentId: a.environmentId })));
     }
     if (added.length || removed.length) {
-      const words = [added.length ? `authorized ${added.map(label).join(", ")}` : "", removed.length ? `removed ${removed.map(label).join(", ")}` : ""].filter(Boolean);
+      const words = [added.length ? `authorized ${added.map(authorizationLabel).join(", ")}` : "", removed.length ? `removed ${removed.map(authorizationLabel).join(", ")}` : ""].filter(Boolean);
       await recordAudit(tx, actor, {
         action: "connection.authorize",
         targetType: "connection",
         targetId: conn.id,
         summary: `Connection ${conn.name}: ${words.join("; ")}`,
-        changes: { added: added.map(label), removed: removed.map(label) },
+        changes: { added: added.map(authorizationLabel), removed: removed.map(authorizationLabel) },
       });
     }
-    return { added: added.length, removed: removed.length };
+    return { added: added.map(authorizationLabel), removed: removed.map(authorizationLabel) };
   });
+}
+
+/** Replaces who may use a connection: the whole organization, or the chosen environments. */
+export async function setConnectionAuthorizations(db: Database, actor: Actor, raw: z.input<typeof authorizationInput>) {
+  const input = authorizationInput.parse(raw);
+  const conn = await connectionOf(db, actor.orgId, input.id);
+  const wanted = input.organization ? [] : [...new Set(input.environments)];
+  const envs = await environmentsNamed(db, actor, wanted, `connection ${conn.name} was not authorized`);
+  const r = await changeAuthorizations(db, actor, conn, (current) => {
+    const keep = (a: AuthorizationRow) => (input.organization ? a.scope === "organization" : a.scope === "environment" && wanted.includes(a.environment ?? ""));
+    const added: NewAuthorization[] = input.organization
+      ? current.some((a) => a.scope === "organization")
+        ? []
+        : [{ scope: "organization", environmentId: null, environment: null }]
+      : envs.filter((e) => !current.some((a) => a.environmentId === e.id)).map((e) => ({ scope: "environment", environmentId: e.id, environment: e.name }));
+    return { added, removed: current.filter((a) => !keep(a)) };
+  });
+  return { added: r.added.length, removed: r.removed.length };
+}
+
+type AuthorizationAnswer = z.output<typeof connectionAuthorizationsSchema>;
+
+/** `planton connection auth list`: who may use each connection (or the one named). */
+export async function listConnectionAuthorizations(db: Queryable, actor: Actor, input: z.input<typeof listAuthorizationsInput>): Promise<{ connections: AuthorizationAnswer[] }> {
+  const conns = input.connection
+    ? [await connectionNamed(db, actor, input.connection)]
+    : await db.select().from(connections).where(eq(connections.orgId, actor.orgId)).orderBy(connections.name);
+  const auths = await authorizationsOf(db, conns.map((c) => c.id));
+  return {
+    connections: conns.map((c) => ({
+      connection: c.name,
+      provider: c.provider,
+      authorizations: auths.filter((a) => a.connectionId === c.id).map((a) => ({ scope: a.scope, environment: a.environment })),
+    })),
+  };
+}
+
+/** A connection by its name (or id), as the CLI and REST name it. */
+async function connectionNamed(db: Queryable, actor: Actor, ref: string) {
+  const [row] = await db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.orgId, actor.orgId), or(eq(connections.name, ref), eq(connections.id, ref))));
+  if (!row) throw notFound(`Connection ${ref}`, "List the organization's connections with planton connection auth list, or see Settings → Connections.");
+  return row;
+}
+
+const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
+
+function checkProvider(conn: { name: string; provider: string }, provider: string | undefined, notDone: string) {
+  if (provider !== undefined && provider !== conn.provider) {
+    throw badRequest(`${notDone}: connection ${conn.name} is ${article(conn.provider)} ${conn.provider} connection, not ${provider}. Pass --provider ${conn.provider}, or name ${article(provider)} ${provider} connection (planton connection auth list shows each connection's provider).`, "provider");
+  }
+}
+
+function scopedEnvironments(scope: "organization" | "environment", names: string[], notDone: string): string[] {
+  const unique = [...new Set(names.map((n) => n.trim()).filter(Boolean))];
+  if (scope === "environment" && !unique.length) throw badRequest(`${notDone}: scope environment needs the environments, e.g. --environments staging,prod (or use --scope organization).`, "environments");
+  if (scope === "organization" && unique.length) throw badRequest(`${notDone}: scope organization covers every environment, so it takes no environments. Drop --environments, or use --scope environment.`, "environments");
+  return unique;
+}
+
+async function changeAnswer(db: Queryable, actor: Actor, conn: { name: string }, change: { added: string[]; removed: string[] }) {
+  const [after] = (await listConnectionAuthorizations(db, actor, { connection: conn.name })).connections;
+  return { ...after, ...change };
+}
+
+/** `planton connection auth create`: lets the organization, or the environments named, use a connection (those already allowed stay). */
+export async function addConnectionAuthorizations(db: Database, actor: Actor, raw: z.input<typeof addAuthorizationBody>) {
+  const input = addAuthorizationBody.parse(raw);
+  const conn = await connectionNamed(db, actor, input.connection);
+  const notDone = `Connection ${conn.name} was not authorized`;
+  checkProvider(conn, input.provider, notDone);
+  const names = scopedEnvironments(input.scope, input.environments, notDone);
+  const envs = await environmentsNamed(db, actor, names, `connection ${conn.name} was not authorized`);
+  const change = await changeAuthorizations(db, actor, conn, (current) => ({
+    added:
+      input.scope === "organization"
+        ? current.some((a) => a.scope === "organization")
+          ? []
+          : [{ scope: "organization", environmentId: null, environment: null }]
+        : envs.filter((e) => !current.some((a) => a.scope === "environment" && a.environmentId === e.id)).map((e) => ({ scope: "environment", environmentId: e.id, environment: e.name })),
+    removed: [],
+  }));
+  return changeAnswer(db, actor, conn, change);
+}
+
+/** `planton connection auth delete`: removes exactly the authorizations named; one that does not exist is refused and nothing is removed. */
+export async function removeConnectionAuthorizations(db: Database, actor: Actor, raw: z.input<typeof removeAuthorizationInput>) {
+  const input = removeAuthorizationInput.parse(raw);
+  const conn = await connectionNamed(db, actor, input.connection);
+  const notDone = `Nothing was removed from connection ${conn.name}`;
+  checkProvider(conn, input.provider, notDone);
+  const names = scopedEnvironments(input.scope, (input.environments ?? "").split(","), notDone);
+  await environmentsNamed(db, actor, names, `nothing was removed from connection ${conn.name}`);
+  const change = await changeAuthorizations(db, actor, conn, (current) => {
+    const removed = input.scope === "organization" ? current.filter((a) => a.scope === "organization") : current.filter((a) => a.scope === "environment" && names.includes(a.environment ?? ""));
+    const missing = input.scope === "organization" ? (removed.length ? [] : ["the organization"]) : names.filter((n) => !removed.some((a) => a.environment === n)).map((n) => `environment ${n}`);
+    if (missing.length) {
+      const has = current.map(authorizationLabel).join(", ") || "nobody";
+      throw new PlantonError("NOT_FOUND", `${notDone}: it is not authorized for ${missing.join(", ")} (it is authorized for ${has}). See planton connection auth list --connection ${conn.name}.`, "scope");
+    }
+    return { added: [], removed };
+  });
+  return changeAnswer(db, actor, conn, change);
 }
 
 export async function deleteConnection(db: Database, actor: Actor, id: string) {
