@@ -3,7 +3,6 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
-import { ENGINE_VERSION } from "../engine/index";
 import { ClaimLoop } from "./claim-loop";
 import { detectEngines } from "./engines/detect";
 import { runnerConfig, type RunnerConfig } from "./config";
@@ -76,7 +75,8 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     workRoot,
     log,
     waitSeconds: opts.waitSeconds,
-    version: `${RUNNER_VERSION} (builtin engine ${ENGINE_VERSION})`,
+    // The engines and their versions go separately (detectEngines), so the version is the runner's own.
+    version: RUNNER_VERSION,
     engines,
     ...(opts.env ? { job: { env: opts.env } } : {}),
   });
