@@ -1,5 +1,8 @@
 // Shared by the jobs and runners tests: an organization with a component, and a runner driven
 // through the same service functions the runner API routes call.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { flowControlPolicies, runners } from "@/db/schema";
@@ -12,6 +15,7 @@ import { claimJob } from "../server/services/runners/claim";
 import { jobAccess } from "../server/services/runners/job-access";
 import { registerRunner } from "../server/services/runners/register-runner";
 import { finishStep, startStep } from "../server/services/runners/steps";
+import { createStateBackend, setDefaultStateBackend } from "../server/services/state-backends/backends";
 
 process.env.PLANTON_SECRET_KEY ??= "0f".repeat(32);
 
@@ -33,6 +37,18 @@ export async function testRunner(db: Database, org: TestOrg, name = "r1", hosted
   if (hosted) await db.update(runners).set({ kind: "hosted" }).where(eq(runners.id, runner.id));
   const [row] = await db.select().from(runners).where(eq(runners.id, runner.id));
   return row;
+}
+
+/**
+ * The organization's states of `provisioner` in a local directory of its own (its default backend), so a
+ * job can run on a runner of the organization's own: Planton-managed state is for Planton-hosted runners only.
+ */
+export async function ownStateBackend(db: Database, org: TestOrg, provisioner: "builtin" | "tofu" = "builtin") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-own-states-"));
+  const name = `own-${provisioner}-states`;
+  await createStateBackend(db, org.actor(), { name, kind: "local", config: { path: dir } });
+  await setDefaultStateBackend(db, org.actor(), { provisioner, backend: name });
+  return { name, dir };
 }
 
 export async function claim(db: Database, runner: typeof runners.$inferSelect) {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { claim, testRunner } from "../../../test/job-helpers";
+import { claim, ownStateBackend, testRunner } from "../../../test/job-helpers";
 import { seedTestOrg } from "../../../test/fixtures";
 import { connectionAuthorizations, infraComponents } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -22,6 +22,8 @@ async function awsJob(mode: "stored" | "runner") {
   const org = await seedTestOrg(t.db);
   // A runner-mode connection names a self-hosted runner of the organization's.
   const runner = await testRunner(t.db, org, "own", mode === "stored");
+  // On the organization's own runner, its state must be in a backend of its own.
+  if (mode === "runner") await ownStateBackend(t.db, org, "tofu");
   const conn = await createConnection(t.db, org.actor(), {
     name: `aws-${mode}`,
     provider: "aws",

@@ -5,7 +5,8 @@ import { auditEvents, organizations, runners } from "@/db/schema";
 import { PlantonError } from "../../errors";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
-import { orgWithComponent } from "../../../test/job-helpers";
+import { orgWithComponent, ownStateBackend } from "../../../test/job-helpers";
+import { setDefaultRunner } from "./manage";
 import { claimJob } from "./claim";
 import { heartbeat } from "./heartbeat";
 import { jobAccess } from "./job-access";
@@ -22,6 +23,9 @@ afterAll(() => t.close());
 async function runnerWithRunningJob(name: string) {
   const { org, component } = await orgWithComponent(t.db);
   const { runner, token } = await registerRunner(t.db, org.actor(), { name });
+  // The job goes to this runner as the organization's default, with its state in a backend of the organization's own.
+  await ownStateBackend(t.db, org);
+  await setDefaultRunner(t.db, org.actor(), { runner: name });
   const job = await createJob(t.db, org.actor(), { componentId: component.id });
   const claim = (await claimJob(t.db, await authenticateRunner(t.db, token)))!;
   const access = await jobAccess(t.db, claim.credential.token, job.id);
