@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
 import { addMember } from "./db";
-import { e2eGates, e2eState, screenshot, signIn } from "./support";
+import { e2eGates, e2eState, expectPreflightPassed, screenshot, signIn } from "./support";
 
 // Each test waits on real runs; a loaded machine needs more than the default.
 test.describe.configure({ mode: "serial", timeout: 240_000 });
@@ -66,7 +66,7 @@ async function runJob(page: Page, operation: string, message: string, component?
   await dialog.getByRole("radio", { name: new RegExp(`^${operation}`) }).check();
   await dialog.getByLabel("Version message").fill(message);
   // The four essentials, the runner, the connection's authorization, and the spec's secrets.
-  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(7);
+  await expectPreflightPassed(dialog);
   await dialog.getByRole("button", { name: new RegExp(`^Run ${operation.toLowerCase()}`) }).click();
   await expect(page).toHaveURL(/\/o\/acme\/jobs\/job_/);
   return page.url().split("/").pop()!;

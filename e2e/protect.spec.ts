@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { createComponent } from "../server/services/components/create-component";
 import { addMember } from "./db";
-import { e2eState, signIn } from "./support";
+import { e2eState, expectPreflightPassed, signIn } from "./support";
 
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
@@ -73,7 +73,7 @@ async function runUpdate(page: Page, message: string) {
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("radio", { name: /^Update/ }).check();
   await dialog.getByLabel("Version message").fill(message);
-  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(6);
+  await expectPreflightPassed(dialog);
   await dialog.getByRole("button", { name: /^Run update/ }).click();
   await expect(page).toHaveURL(/\/o\/acme\/jobs\/job_/);
   await expect(page.getByTestId("job-status")).toHaveText("Awaiting approval", { timeout: 60_000 });

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, type Locator, type Page } from "@playwright/test";
+import { ESSENTIALS } from "../lib/preflight";
 import { createTestGates } from "../test/gates";
 
 export interface E2eState {
@@ -31,4 +32,9 @@ export async function screenshot(page: Page, name: string, mask: Locator[] = [])
   const dir = path.join(process.cwd(), "docs", "screenshots");
   fs.mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, mask, maskColor: "#cbd5e1" });
+}
+
+/** The Run job dialog's preflight passed whole: every essential, and the connection's authorization for the environment. */
+export async function expectPreflightPassed(dialog: Locator) {
+  await expect(dialog.getByRole("list", { name: "Preflight checks" }).locator('[data-passed="true"]')).toHaveCount(ESSENTIALS.length + 1);
 }
