@@ -3,6 +3,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { runners } from "@/db/schema";
+import { registerRunnerBody } from "@/lib/api/runner-schemas";
 import { newId } from "@/lib/ids";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
@@ -13,11 +14,8 @@ export type RunnerRow = typeof runners.$inferSelect;
 
 export const RUNNER_TOKEN_PREFIX = "rnr_";
 
-export const registerRunnerInput = z.object({
-  name: z.string().trim().regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" }),
-  capacity: z.number().int().min(1).max(64).default(2),
-  labels: z.record(z.string(), z.string()).default({}),
-});
+/** The register body of the public API (lib/api/runner-schemas.ts): one name rule for the console, the CLI and the service. */
+export const registerRunnerInput = registerRunnerBody;
 
 /** Registers an organization's own runner; the token is returned once and never again. */
 export async function registerRunner(db: Database, actor: Actor, raw: z.input<typeof registerRunnerInput>) {
