@@ -97,3 +97,8 @@ async function migrateHandle(handle: DatabaseHandle, url?: string): Promise<void
     await sql.end({ timeout: 5 });
   }
 }
+
+/** The rows of a raw `db.execute(sql…)`, whichever driver answered (postgres.js gives an array, PGlite `{ rows }`). */
+export function rowsOf<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
+}

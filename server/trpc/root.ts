@@ -1,4 +1,5 @@
 import { router } from "./init";
+import { auditRouter } from "./routers/audit";
 import { catalogRouter } from "./routers/catalog";
 import { connectionsRouter } from "./routers/connections";
 import { componentsRouter } from "./routers/components";
@@ -29,6 +30,7 @@ export const appRouter = router({
   runners: runnersRouter,
   stateBackends: stateBackendsRouter,
   stateMoves: stateMovesRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -108,7 +108,7 @@ describe("audit events", () => {
     const before = await counts();
     await t.db
       .transaction(async (tx) => {
-        await recordAudit(tx, org.actor(), { action: "test.fail", targetType: "test", summary: "never committed" });
+        await recordAudit(tx, org.actor(), { action: "component.create", summary: "never committed" });
         throw new Error("the change failed after the audit event was written");
       })
       .catch(() => {});

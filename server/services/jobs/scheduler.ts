@@ -1,17 +1,13 @@
 // The scheduler loop: expires lapsed leases. Every replica runs it; each tick does work only while
 // holding a Postgres advisory lock, so one replica at a time is the leader.
 import { and, eq, isNull, lt, sql } from "drizzle-orm";
-import type { Database, DatabaseHandle } from "@/db/client";
+import { rowsOf, type Database, type DatabaseHandle } from "@/db/client";
 import { infraJobs, runnerAttempts } from "@/db/schema";
 import { failRunningJob, lockJob, moveJob, stepsOf } from "./transitions";
 
 const LEADER_LOCK = 727275;
 export const RUNNER_LOST = "runner lost";
 export const RUNNER_LOST_BEFORE_START = "runner lost before it started any step; the job was queued again";
-
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
-}
 
 /**
  * Declares the runners of lapsed leases lost: the attempt ends with "runner lost", the running step

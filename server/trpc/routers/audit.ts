@@ -1,0 +1,14 @@
+import { auditPageSchema, listAuditInput } from "@/lib/api/audit-schemas";
+import { router, viewerProcedure } from "../init";
+import { listAudit } from "../../services/audit/list";
+
+const tags = ["Audit"];
+
+/** The audit record: every role reads it (the managers' role is viewer); nobody can change it. */
+export const auditRouter = router({
+  list: viewerProcedure
+    .meta({ openapi: { method: "GET", path: "/audit", tags, summary: "The organization's audit events, newest first, with filters; ?cursor= pages on" } })
+    .input(listAuditInput)
+    .output(auditPageSchema)
+    .query(({ ctx, input }) => listAudit(ctx.db, ctx.actor, ctx.org.slug, input)),
+});
