@@ -16,6 +16,8 @@ export interface DatabaseHandle {
   /** Subscribe to a NOTIFY channel. `onListen` runs after each (re)connect, where to re-scan. */
   listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /** PGlite only: its whole data folder as a tar, for `loadDataDir`. */
+  dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,8 @@ export interface OpenOptions {
   url?: string;
   /** PGlite's folder; "memory://" for a throwaway in-memory database. */
   dataDir?: string;
+  /** A PGlite data folder dumped by `dumpDataDir` to start from (the tests' migrated template). */
+  loadDataDir?: Blob;
   /** Connections kept open to `url` (postgres.js's default, 10, when absent). */
   pool?: number;
   migrate?: boolean;
@@ -33,7 +37,7 @@ export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd
 
 export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHandle> {
   if (!opts.url && !opts.dataDir) throw new Error("openDatabase needs a postgres:// url or PGlite's dataDir");
-  const handle = opts.url ? await openPostgres(opts.url, opts.pool) : await openPglite(opts.dataDir!);
+  const handle = opts.url ? await openPostgres(opts.url, opts.pool) : await openPglite(opts.dataDir!, opts.loadDataDir);
   if (opts.migrate !== false) await migrateHandle(handle, opts.url);
   return handle;
 }
@@ -57,11 +61,11 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
   };
 }
 
-async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<DatabaseHandle> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   if (!dataDir.startsWith("memory://")) fs.mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir);
+  const client = await PGlite.create(dataDir, loadDataDir ? { loadDataDir } : {});
   const db = drizzle(client, { schema }) as unknown as Database;
   return {
     db,
@@ -74,6 +78,7 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     async notify(channel, payload) {
       await client.query("select pg_notify($1, $2)", [channel, payload]);
     },
+    dumpDataDir: () => client.dumpDataDir("none"),
     close: () => client.close(),
   };
 }

@@ -1,7 +1,8 @@
 // Each test file gets its own database: a copy of the migrated template on the test Postgres,
-// or a fresh in-memory PGlite when PLANTON_TEST_DRIVER=pglite.
+// or an in-memory PGlite loaded from the migrated template when PLANTON_TEST_DRIVER=pglite.
 import { inject } from "vitest";
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import { openDatabase, type DatabaseHandle } from "../db/client";
 
 export const testDriver = (process.env.PLANTON_TEST_DRIVER ?? "postgres") as "postgres" | "pglite";
@@ -11,7 +12,7 @@ export interface TestDatabase extends DatabaseHandle {
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  if (testDriver === "pglite") return openDatabase({ dataDir: "memory://" });
+  if (testDriver === "pglite") return openDatabase({ dataDir: "memory://", loadDataDir: new Blob([fs.readFileSync(inject("pgliteTemplate"))]), migrate: false });
   const base = new URL(inject("postgresBaseUrl"));
   const name = `t_${randomBytes(6).toString("hex")}`;
   const { default: postgres } = await import("postgres");
