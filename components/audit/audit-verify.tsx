@@ -1,0 +1,67 @@
+"use client";
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { ShieldAlert, ShieldCheck } from "lucide-react";
+import { useTRPC } from "@/lib/trpc/client";
+import { useOrg } from "@/components/shell/org-context";
+import { Button } from "@/components/ui/button";
+import { ErrorState } from "@/components/ui/page";
+import { CopyField } from "@/components/settings/shared";
+
+/** Checks the organization's chain on the server (audit.verify) and says what it found. */
+export function AuditVerify() {
+  const org = useOrg();
+  const trpc = useTRPC();
+  // Asked only when the button is pressed: a check reads the whole chain.
+  const verify = useQuery({ ...trpc.audit.verify.queryOptions({ org: org.slug }), enabled: false, retry: false, staleTime: Infinity });
+  const v = verify.data;
+  return (
+    <div className="mb-6 rounded-lg bg-white px-5 py-4 shadow-sm ring-1 ring-slate-200" data-testid="audit-verify">
+      <div className="flex flex-wrap items-center justify-between gap-4">
+        <p className="text-sm text-slate-600">Each event carries the hash of the one before it. Verify recomputes every link and names the first that does not hold.</p>
+        <Button variant="secondary" busy={verify.isFetching} onClick={() => void verify.refetch()}>
+          <ShieldCheck className="h-4 w-4" /> {v ? "Verify again" : "Verify the record"}
+        </Button>
+      </div>
+      {verify.error && !verify.isFetching && <ErrorState error={verify.error} retry={() => void verify.refetch()} />}
+      {v && !verify.isFetching && (
+        <div role="status" className={v.ok ? "mt-4 rounded-md bg-emerald-50 p-4 text-sm text-emerald-900 ring-1 ring-emerald-200" : "mt-4 rounded-md bg-rose-50 p-4 text-sm text-rose-900 ring-1 ring-rose-200"}>
+          {v.ok ? (
+            <>
+              <p className="flex items-center gap-2 font-medium">
+                <ShieldCheck className="h-4 w-4" /> The record holds: {v.checked} {v.checked === 1 ? "event" : "events"} checked
+                {v.from.seq > 0 ? ` from checkpoint #${v.from.seq}` : " from the first"}, up to #{v.head.seq}.
+              </p>
+              <p className="mt-1 text-emerald-800">Keep the head hash outside Planton: a later check that ends at the same hash proves nothing before it was rewritten.</p>
+              <div className="mt-3 max-w-3xl">
+                <CopyField label={`Head hash (event #${v.head.seq})`} value={v.head.hash} />
+              </div>
+            </>
+          ) : (
+            <>
+              <p className="flex items-center gap-2 font-medium">
+                <ShieldAlert className="h-4 w-4" /> The record does not hold{v.broken ? ` at event #${v.broken.seq}` : ""}.
+              </p>
+              {v.broken && (
+                <>
+                  <p className="mt-1">{v.broken.message}</p>
+                  {(v.broken.expected || v.broken.found) && (
+                    <dl className="mt-2 grid grid-cols-[6rem_1fr] gap-1 font-mono text-xs">
+                      <dt>expected</dt>
+                      <dd className="break-all">{v.broken.expected ?? "—"}</dd>
+                      <dt>found</dt>
+                      <dd className="break-all">{v.broken.found ?? "—"}</dd>
+                    </dl>
+                  )}
+                  <Link href={`/o/${org.slug}/audit?seq=${v.broken.seq}`} className="mt-2 inline-block font-medium underline">
+                    Show event #{v.broken.seq}
+                  </Link>
+                </>
+              )}
+            </>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
