@@ -60,16 +60,16 @@ export function AuditEventRows({ events, label, now, openSeq }: { events: AuditE
                     {relativeTime(e.at, now)}
                   </time>
                 </Td>
-                <Td className="max-w-44 truncate font-medium text-slate-800" title={e.actorLabel}>
+                <Td className="max-w-52 truncate font-medium text-slate-800" title={e.actorLabel}>
                   {e.actorLabel}
                 </Td>
-                <Td className="min-w-72 whitespace-normal">
+                <Td className="min-w-64 max-w-md whitespace-normal">
                   <div className="font-medium text-slate-900">{e.actionTitle[0].toUpperCase() + e.actionTitle.slice(1)}</div>
-                  <div className="line-clamp-2 break-words text-xs text-slate-500" title={e.summary}>
+                  <div className="line-clamp-2 text-xs text-slate-500 [overflow-wrap:anywhere]" title={e.summary}>
                     {e.summary}
                   </div>
                 </Td>
-                <Td className="max-w-56">
+                <Td className="max-w-48">
                   <TargetCell event={e} />
                 </Td>
                 <Td>{e.environment ? <Badge tone={envTone(e.environment)}>{e.environment}</Badge> : <span className="text-slate-400">—</span>}</Td>
@@ -147,7 +147,7 @@ function AuditEventDetail({ event: e }: { event: AuditEventView }) {
   return (
     <div className="grid gap-4 rounded-md bg-white p-4 ring-1 ring-slate-200 lg:grid-cols-2" role="region" aria-label={`Event ${e.seq}`}>
       <div>
-        <p className="mb-3 text-sm text-slate-800">{e.summary}</p>
+        <p className="mb-3 text-sm text-slate-800 [overflow-wrap:anywhere]">{e.summary}</p>
         <dl className="space-y-1.5 text-sm">
           {rows.map(([k, v]) => (
             <div key={k} className="grid grid-cols-[8rem_1fr] gap-2">

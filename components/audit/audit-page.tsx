@@ -10,7 +10,7 @@ import { controlClass } from "@/components/ui/field";
 import { Card, PageHeader } from "@/components/ui/page";
 import { AUDIT_RANGES, auditActionFamilies, auditApiFilter, auditFiltered, auditQueryString, readAuditUrl, type AuditUrlKey } from "./audit-filter";
 import { AuditTimeline } from "./audit-timeline";
-import { AuditVerify } from "./audit-verify";
+import { AuditVerifyButton, AuditVerifyResult, useAuditVerify } from "./audit-verify";
 
 const FAMILIES = auditActionFamilies();
 const capital = (s: string) => s[0].toUpperCase() + s.slice(1);
@@ -28,6 +28,7 @@ export function AuditPage() {
   // "Show event #n" (from verify): the list starts at that event instead of the newest.
   const fromSeq = Number(params.get("seq")) || undefined;
   const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
+  const verify = useAuditVerify();
 
   const set = (changes: Partial<Record<AuditUrlKey | "seq", string>>) => {
     const next = new URLSearchParams(params);
@@ -41,8 +42,8 @@ export function AuditPage() {
   const clear = () => router.replace(fromSeq ? `${pathname}?seq=${fromSeq}` : pathname, { scroll: false });
   const exportHref = (format: "csv" | "json") => `/api/v1/audit/export?${auditQueryString({ format, org: org.slug, ...filter })}`;
 
-  const select = (key: AuditUrlKey, label: string, options: React.ReactNode, width: string) => (
-    <div className={width}>
+  const select = (key: AuditUrlKey, label: string, options: React.ReactNode) => (
+    <div>
       <label htmlFor={`audit-${key}`} className="mb-1 block text-xs font-medium text-slate-500">
         {label}
       </label>
@@ -59,6 +60,7 @@ export function AuditPage() {
         description="Who did what, when, from where, with what result: every change in the organization, newest first. The record is append-only and chained; verify proves nothing was edited."
         actions={
           <>
+            <AuditVerifyButton verify={verify} />
             <a href={exportHref("csv")} download className="inline-flex items-center gap-1.5 rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 shadow-sm ring-1 ring-inset ring-slate-300 hover:bg-slate-50">
               <Download className="h-4 w-4" /> Export CSV
             </a>
@@ -68,13 +70,13 @@ export function AuditPage() {
           </>
         }
       />
-      <AuditVerify />
+      <AuditVerifyResult verify={verify} />
       <Card>
-        <div role="search" aria-label="Filter events" className="-mx-5 -mt-4 flex flex-wrap items-end gap-3 border-b border-slate-100 px-5 py-3">
-          <div className="w-64">
+        <div role="search" aria-label="Filter events" className="-mx-5 -mt-4 grid grid-cols-2 items-end gap-3 border-b border-slate-100 px-5 py-3 md:grid-cols-4 lg:grid-cols-6">
+          <div className="col-span-2">
             <DebouncedInput id="audit-q" label="Search" placeholder="Words in the summary, actor, target…" value={f.q ?? ""} onCommit={(q) => set({ q })} type="search" />
           </div>
-          <div className="w-44">
+          <div>
             <DebouncedInput id="audit-actor" label="Actor" placeholder="an email, a token, system" value={f.actor ?? ""} onCommit={(actor) => set({ actor })} />
           </div>
           {select(
@@ -93,7 +95,6 @@ export function AuditPage() {
                 </optgroup>
               ))}
             </>,
-            "w-52",
           )}
           {select(
             "targetKind",
@@ -106,9 +107,8 @@ export function AuditPage() {
                 </option>
               ))}
             </>,
-            "w-40",
           )}
-          <div className="w-40">
+          <div>
             <DebouncedInput id="audit-target" label="Target name" placeholder="name or id" value={f.target ?? ""} onCommit={(target) => set({ target })} />
           </div>
           {select(
@@ -123,7 +123,6 @@ export function AuditPage() {
               ))}
               {f.environment && !envs.data?.some((e) => e.name === f.environment) && <option value={f.environment}>{f.environment}</option>}
             </>,
-            "w-32",
           )}
           {select(
             "result",
@@ -136,7 +135,6 @@ export function AuditPage() {
                 </option>
               ))}
             </>,
-            "w-28",
           )}
           {select(
             "range",
@@ -150,7 +148,6 @@ export function AuditPage() {
               ))}
               <option value="custom">Custom…</option>
             </>,
-            "w-36",
           )}
           {f.range === "custom" && (
             <>
@@ -239,7 +236,7 @@ function DateTimeInput({ id, label, value, onChange }: { id: string; label: stri
   const d = value ? new Date(value) : null;
   const local = d && !Number.isNaN(d.getTime()) ? new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16) : "";
   return (
-    <div className="w-52">
+    <div>
       <label htmlFor={id} className="mb-1 block text-xs font-medium text-slate-500">
         {label}
       </label>

@@ -8,24 +8,32 @@ import { Button } from "@/components/ui/button";
 import { ErrorState } from "@/components/ui/page";
 import { CopyField } from "@/components/settings/shared";
 
-/** Checks the organization's chain on the server (audit.verify) and says what it found. */
-export function AuditVerify() {
+/** The organization's chain checked on the server (audit.verify), asked only when the button is pressed: a check reads the whole chain. */
+export function useAuditVerify() {
   const org = useOrg();
   const trpc = useTRPC();
-  // Asked only when the button is pressed: a check reads the whole chain.
-  const verify = useQuery({ ...trpc.audit.verify.queryOptions({ org: org.slug }), enabled: false, retry: false, staleTime: Infinity });
-  const v = verify.data;
+  return useQuery({ ...trpc.audit.verify.queryOptions({ org: org.slug }), enabled: false, retry: false, staleTime: Infinity });
+}
+type Verify = ReturnType<typeof useAuditVerify>;
+
+export function AuditVerifyButton({ verify }: { verify: Verify }) {
   return (
-    <div className="mb-6 rounded-lg bg-white px-5 py-4 shadow-sm ring-1 ring-slate-200" data-testid="audit-verify">
-      <div className="flex flex-wrap items-center justify-between gap-4">
-        <p className="text-sm text-slate-600">Each event carries the hash of the one before it. Verify recomputes every link and names the first that does not hold.</p>
-        <Button variant="secondary" busy={verify.isFetching} onClick={() => void verify.refetch()}>
-          <ShieldCheck className="h-4 w-4" /> {v ? "Verify again" : "Verify the record"}
-        </Button>
-      </div>
-      {verify.error && !verify.isFetching && <ErrorState error={verify.error} retry={() => void verify.refetch()} />}
-      {v && !verify.isFetching && (
-        <div role="status" className={v.ok ? "mt-4 rounded-md bg-emerald-50 p-4 text-sm text-emerald-900 ring-1 ring-emerald-200" : "mt-4 rounded-md bg-rose-50 p-4 text-sm text-rose-900 ring-1 ring-rose-200"}>
+    <Button variant="secondary" busy={verify.isFetching} onClick={() => void verify.refetch()} title="Recompute every link of the chain and name the first that does not hold">
+      <ShieldCheck className="h-4 w-4" /> {verify.data ? "Verify again" : "Verify the record"}
+    </Button>
+  );
+}
+
+/** What the check found: the count and head hash to keep, or the first broken link. */
+export function AuditVerifyResult({ verify }: { verify: Verify }) {
+  const org = useOrg();
+  const v = verify.data;
+  if (verify.isFetching) return null;
+  if (verify.error) return <ErrorState error={verify.error} retry={() => void verify.refetch()} />;
+  if (!v) return null;
+  return (
+    <div data-testid="audit-verify" className="mb-6">
+        <div role="status" className={v.ok ? "rounded-lg bg-emerald-50 p-4 text-sm text-emerald-900 ring-1 ring-emerald-200" : "rounded-lg bg-rose-50 p-4 text-sm text-rose-900 ring-1 ring-rose-200"}>
           {v.ok ? (
             <>
               <p className="flex items-center gap-2 font-medium">
@@ -61,7 +69,6 @@ export function AuditVerify() {
             </>
           )}
         </div>
-      )}
     </div>
   );
 }
