@@ -173,8 +173,8 @@ export async function choosePasswordWithInvitation(db: Database, raw: z.input<ty
     await tx.update(invitations).set({ usedAt: now, userId }).where(eq(invitations.id, inv.id));
     await recordAudit(tx, inviteeActor(userId, inv.email, inv.orgId, role, clientAddress), {
       action: inv.kind === "reset" ? "member.password_reset" : "member.add",
-      targetType: "user",
       targetId: userId,
+      targetName: inv.email,
       summary: inv.kind === "reset" ? `${inv.email} chose a new password with a reset link` : `${inv.email} joined ${row.orgSlug} as ${role} with an invitation link`,
       changes: inv.kind === "reset" ? { invitationId: inv.id } : { email: inv.email, role, invitationId: inv.id },
     });
@@ -198,8 +198,8 @@ export async function acceptInvitation(db: Database, input: { token: string; use
     await tx.update(invitations).set({ usedAt: now, userId: input.userId }).where(eq(invitations.id, row.inv.id));
     await recordAudit(tx, inviteeActor(input.userId, row.inv.email, row.inv.orgId, row.inv.role!, clientAddress), {
       action: "member.add",
-      targetType: "user",
       targetId: input.userId,
+      targetName: row.inv.email,
       summary: `${row.inv.email} joined ${row.orgSlug} as ${row.inv.role} with an invitation link`,
       changes: { email: row.inv.email, role: row.inv.role, invitationId: row.inv.id },
     });

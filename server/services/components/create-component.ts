@@ -85,10 +85,12 @@ export async function createComponent(db: Database, actor: Actor, raw: CreateCom
         .returning();
       await recordAudit(tx, actor, {
         action: "component.create",
-        targetType: "infra_component",
         targetId: id,
+        targetName: input.name,
+        environment: env.name,
         summary: `Created ${kind.kind} ${input.name} in ${env.name}`,
-        changes: { spec, connection: conn?.name ?? null },
+        // A spec holds secrets only as `$secret/NAME` references, so it is recorded as written.
+        changes: { kind: kind.kind, description: input.description, spec, connection: conn?.name ?? null, stateBackend: backend?.name ?? null },
       });
       return row;
     });

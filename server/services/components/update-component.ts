@@ -18,27 +18,43 @@ export const updateComponentInput = z.object({
 });
 export type UpdateComponentInput = z.input<typeof updateComponentInput>;
 
+/** A spec as `spec.<key>` fields, with a key the new spec drops given as null (spec values reference secrets, never hold them). */
+function specFields(before: unknown, spec: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys((before ?? {}) as object)) out[`spec.${k}`] = null;
+  for (const [k, v] of Object.entries((spec ?? {}) as object)) out[`spec.${k}`] = v;
+  return out;
+}
+
 export async function updateComponent(db: Database, actor: Actor, raw: UpdateComponentInput) {
   const input = updateComponentInput.parse(raw);
   const current = await getComponent(db, actor.orgId, input.id);
   const kind = await getCatalogKind(db, actor.orgId, current.kind);
   const patch: Partial<typeof infraComponents.$inferInsert> = {};
-  if (input.description !== undefined) patch.description = input.description;
-  if (input.spec !== undefined) patch.spec = validateSpec(kind, input.spec);
+  // What the audit event compares: names rather than ids, and the spec key by key.
+  const after: Record<string, unknown> = {};
+  if (input.description !== undefined) patch.description = after.description = input.description;
+  if (input.spec !== undefined) Object.assign(after, specFields(current.spec, (patch.spec = validateSpec(kind, input.spec))));
   if (input.connection !== undefined) {
-    patch.connectionId = input.connection ? (await connectionForKind(db, actor.orgId, kind, input.connection).catch(withField("connection"))).id : null;
+    const conn = input.connection ? await connectionForKind(db, actor.orgId, kind, input.connection).catch(withField("connection")) : null;
+    patch.connectionId = conn?.id ?? null;
+    after.connection = conn?.name ?? null;
   }
   if (input.stateBackend !== undefined) {
-    patch.stateBackendId = input.stateBackend ? (await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend"))).id : null;
+    const backend = input.stateBackend ? await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend")) : null;
+    patch.stateBackendId = backend?.id ?? null;
+    after.stateBackend = backend?.name ?? null;
   }
-  const changes = diffFields(current as Record<string, unknown>, patch as Record<string, unknown>);
+  const before = { description: current.description, connection: current.connection, stateBackend: current.stateBackend, ...specFields({}, current.spec) };
+  const changes = diffFields(before, after);
   if (!Object.keys(changes).length) return current;
   await db.transaction(async (tx) => {
     await tx.update(infraComponents).set({ ...patch, updatedAt: new Date() }).where(eq(infraComponents.id, current.id));
     await recordAudit(tx, actor, {
       action: "component.update",
-      targetType: "infra_component",
       targetId: current.id,
+      targetName: current.name,
+      environment: current.environment,
       summary: `Changed ${Object.keys(changes).join(", ")} of ${current.kind} ${current.name} in ${current.environment}`,
       changes,
     });

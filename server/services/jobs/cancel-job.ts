@@ -8,6 +8,7 @@ import { recordAudit } from "../../audit";
 import { conflict, notFound } from "../../errors";
 import { REASONS } from "@/lib/job-reasons";
 import { jobActions } from "./lifecycle";
+import { jobAuditTarget } from "./queries";
 import { endRemainingSteps, lockJob, moveJob } from "./transitions";
 import { infraJobs, runnerAttempts } from "@/db/schema";
 
@@ -29,8 +30,8 @@ export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof 
         .returning();
       await recordAudit(tx, actor, {
         action: "job.cancel",
-        targetType: "infra_job",
         targetId: jobId,
+        ...(await jobAuditTarget(tx, jobId)),
         summary: `Asked running job ${jobId} to cancel: its in-flight operation finishes, the rest are cancelled`,
       });
       return row;
@@ -39,7 +40,7 @@ export async function cancelJob(db: Database, actor: Actor, raw: z.input<typeof 
     // A paused job's runner may have died without ending its attempt: the attempt ends with the job.
     await tx.update(runnerAttempts).set({ endedAt: new Date(), reason: REASONS.cancelledWhile(actor.label, job.status) }).where(and(eq(runnerAttempts.jobId, jobId), isNull(runnerAttempts.endedAt)));
     const row = await moveJob(tx, job, "cancel", { reason: REASONS.cancelledWhile(actor.label, job.status), cancelRequestedAt: new Date(), cancelRequestedBy: actor.label });
-    await recordAudit(tx, actor, { action: "job.cancel", targetType: "infra_job", targetId: jobId, summary: `Cancelled ${job.status} job ${jobId}` });
+    await recordAudit(tx, actor, { action: "job.cancel", targetId: jobId, ...(await jobAuditTarget(tx, jobId)), summary: `Cancelled ${job.status} job ${jobId}`, changes: { from: job.status } });
     return row;
   });
 }

@@ -84,12 +84,26 @@ export async function createJob(db: Database, actor: Actor, raw: CreateJobInput,
       { operation: null, type: "job_status", payload: { ...plan.initial, ...(report.reason ? { reason: report.reason } : {}) } },
       ...(report.passed ? [] : [{ operation: null, type: "diagnostic" as const, payload: { severity: "error", summary: "Preflight failed", detail: preflightText(report) } }]),
     ]);
+    // One event per job: a job refused by preflight is recorded as that refusal (result failure), naming the failed checks.
+    const failed = report.checks.filter((c) => !c.passed);
+    const verb = opts.rerunOf ? `Re-ran ${opts.rerunOf} as` : "Created";
     await recordAudit(tx, actor, {
-      action: opts.rerunOf ? "job.rerun" : "job.create",
-      targetType: "infra_job",
+      action: report.passed ? (opts.rerunOf ? "job.rerun" : "job.create") : "job.preflight_failed",
       targetId: jobId,
-      summary: `${opts.rerunOf ? `Re-ran ${opts.rerunOf} as` : "Created"} ${operation} job ${jobId} for ${component.name}${report.passed ? "" : " (preflight failed; nothing ran)"}`,
-      changes: { operation, component: component.name, preflightPassed: report.passed },
+      targetName: component.name,
+      environment: component.environment,
+      result: report.passed ? "success" : "failure",
+      summary: report.passed
+        ? `${verb} ${operation} job ${jobId} for ${component.name}`
+        : `${verb} ${operation} job ${jobId} for ${component.name}, refused by preflight (${failed.map((c) => c.essential).join(", ")}); nothing ran`,
+      changes: {
+        operation,
+        component: component.name,
+        componentId: component.id,
+        ...(opts.rerunOf ? { rerunOf: opts.rerunOf } : {}),
+        ...(input.versionMessage ? { versionMessage: input.versionMessage } : {}),
+        ...(report.passed ? {} : { failedChecks: failed.map((c) => ({ essential: c.essential, errors: c.errors })) }),
+      },
     });
     if (job.status === "queued") await notifyQueue(tx, actor.orgId);
     return job;

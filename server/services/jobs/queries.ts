@@ -229,3 +229,14 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
     summary: ref.summary ?? null,
   };
 }
+
+/** How an audit event names a job: by its component, in the component's environment. */
+export async function jobAuditTarget(db: Queryable, jobId: string): Promise<{ targetName: string | null; environment: string | null }> {
+  const [row] = await db
+    .select({ component: infraComponents.name, environment: environments.name })
+    .from(infraJobs)
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(eq(infraJobs.id, jobId));
+  return { targetName: row?.component ?? null, environment: row?.environment ?? null };
+}

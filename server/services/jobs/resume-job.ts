@@ -9,6 +9,7 @@ import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { jobActions } from "./lifecycle";
+import { jobAuditTarget } from "./queries";
 import { lockJob, moveJob, stepsOf } from "./transitions";
 
 export const resumeJobInput = resumeBody.extend({ jobId: z.string().min(1) });
@@ -44,10 +45,10 @@ export async function resumeJob(db: Database, actor: Actor, raw: z.input<typeof 
       const row = await moveJob(tx, job, "approve", { pausedAt: job.pausedAt });
       await recordAudit(tx, actor, {
         action: "job.approve",
-        targetType: "infra_job",
         targetId: job.id,
+        ...(await jobAuditTarget(tx, job.id)),
         summary: (plan ? `Approved job ${job.id} to carry on with ${next?.step ?? "its next step"} from plan sha256 ${plan.sha256}` : `Started job ${job.id} (manual start)`) + (input.message ? `: “${input.message}”` : ""),
-        changes: { approvalId: approval.id, planSha256: plan?.sha256 ?? null, message: input.message },
+        changes: { approvalId: approval.id, step: next?.step ?? null, planSha256: plan?.sha256 ?? null, message: input.message ?? null },
       });
       return { job: row, approval };
     });

@@ -34,8 +34,8 @@ export async function createOrganization(db: Database, input: CreateOrganization
       const actor: Actor = { userId: input.adminUserId, label: input.adminLabel, orgId, role: "admin" };
       await recordAudit(tx, actor, {
         action: "organization.create",
-        targetType: "organization",
         targetId: orgId,
+        targetName: input.slug,
         summary: `Created organization ${input.slug} with environments ${input.environments.join(", ") || "(none)"}`,
       });
       return { id: orgId, slug: input.slug, name: input.name };

@@ -164,8 +164,8 @@ export async function setDefaultRunner(db: Database, actor: Actor, input: Runner
     await tx.update(organizations).set({ defaultRunnerId: runner.id }).where(eq(organizations.id, actor.orgId));
     await recordAudit(tx, actor, {
       action: "runner.set_default",
-      targetType: "runner",
       targetId: runner.id,
+      targetName: runner.name,
       summary: `Made ${runner.name} the default runner${before.runner ? ` (was ${before.runner})` : " (was Planton-hosted)"}`,
       changes: { before: before.runner, after: runner.name },
     });
@@ -180,8 +180,8 @@ export async function unsetDefaultRunner(db: Database, actor: Actor) {
     await tx.update(organizations).set({ defaultRunnerId: null }).where(eq(organizations.id, actor.orgId));
     await recordAudit(tx, actor, {
       action: "runner.unset_default",
-      targetType: "organization",
       targetId: actor.orgId,
+      targetName: before.runner,
       summary: `Cleared the default runner (was ${before.runner}); deploys return to a Planton-hosted runner`,
       changes: { before: before.runner, after: null },
     });

@@ -74,8 +74,9 @@ export async function saveOutputs(db: Database, access: JobAccess, body: { attem
       }
       await recordAudit(tx, { ...systemActor(access.orgId), label: `job ${access.jobId}` }, {
         action: "secret.write",
-        targetType: "secret",
         targetId: id,
+        targetName: secretName,
+        environment: job.environment,
         summary: `Stored the sensitive output ${name} of ${job.component} (${job.environment}) as secret ${secretName}, for environment ${job.environment}`,
       });
       out[name] = { value: secretRef(secretName), sensitive: true };

@@ -27,7 +27,7 @@ export async function registerRunner(db: Database, actor: Actor, raw: z.input<ty
         .insert(runners)
         .values({ id: newId("runner"), orgId: actor.orgId, scopeKey: actor.orgId, name: input.name, kind: "self_hosted", tokenHash: hash, capacity: input.capacity, labels: input.labels })
         .returning();
-      await recordAudit(tx, actor, { action: "runner.register", targetType: "runner", targetId: runner.id, summary: `Registered runner ${input.name}` });
+      await recordAudit(tx, actor, { action: "runner.register", targetId: runner.id, targetName: runner.name, summary: `Registered runner ${input.name}` });
       return { runner: { ...runner, tokenHash: undefined }, token };
     });
   } catch (err) {

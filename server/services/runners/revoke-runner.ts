@@ -60,8 +60,8 @@ export async function revokeRunner(db: Database, actor: Actor, raw: z.input<type
       .returning({ id: organizations.id });
     await recordAudit(tx, actor, {
       action: "runner.revoke",
-      targetType: "runner",
       targetId: runner.id,
+      targetName: runner.name,
       summary:
         `Revoked runner ${runner.name}` +
         (failedJobs.length ? `; its running jobs ${failedJobs.join(", ")} failed` : "") +

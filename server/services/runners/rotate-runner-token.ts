@@ -20,8 +20,8 @@ export async function rotateRunnerToken(db: Database, actor: Actor, raw: z.input
     const failedJobs = await endRunnerAttempts(tx, runner, `the token of runner ${runner.name} was rotated by ${actor.label}; the job's credential no longer works`);
     await recordAudit(tx, actor, {
       action: "runner.rotate_token",
-      targetType: "runner",
       targetId: runner.id,
+      targetName: runner.name,
       summary: `Rotated the token of runner ${runner.name}` + (failedJobs.length ? `; its running jobs ${failedJobs.join(", ")} failed` : ""),
       changes: { failedJobs },
     });

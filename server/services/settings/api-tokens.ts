@@ -60,8 +60,8 @@ export async function createApiToken(db: Database, actor: Actor, raw: z.input<ty
     await tx.insert(apiTokens).values({ id, orgId: actor.orgId, userId, name: input.name, tokenHash: hash, displayPrefix, expiresAt });
     await recordAudit(tx, actor, {
       action: "api_token.create",
-      targetType: "api_token",
       targetId: id,
+      targetName: input.name,
       summary: `Created API token ${input.name} (${displayPrefix}…)${expiresAt ? `, expiring ${expiresAt.toISOString().slice(0, 10)}` : ", without expiry"}`,
       changes: { name: input.name, prefix: displayPrefix, expiresAt },
     });
@@ -83,8 +83,8 @@ export async function revokeApiToken(db: Database, actor: Actor, id: string) {
     await tx.update(apiTokens).set({ revokedAt: new Date() }).where(eq(apiTokens.id, id));
     await recordAudit(tx, actor, {
       action: "api_token.revoke",
-      targetType: "api_token",
       targetId: id,
+      targetName: row.name,
       summary: `Revoked API token ${row.name} (${row.prefix}…)${row.userId === userId ? "" : ` of ${row.owner}`}`,
     });
   });

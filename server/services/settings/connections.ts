@@ -159,8 +159,8 @@ export async function createConnection(db: Database, actor: Actor, raw: z.input<
       });
       await recordAudit(tx, actor, {
         action: "connection.create",
-        targetType: "connection",
         targetId: id,
+        targetName: input.name,
         summary: `Created ${input.provider} connection ${input.name}${input.mode === "runner" ? ", using the runner's own credentials" : ""}`,
         changes: { provider: input.provider, config, mode: input.mode, runner: runner?.name ?? null, credentials: credentials ? Object.keys(credentials) : [] },
       });
@@ -233,8 +233,8 @@ export async function updateConnection(db: Database, actor: Actor, raw: z.input<
       await tx.update(connections).set({ ...after, credentialsEncrypted, updatedAt: new Date() }).where(eq(connections.id, existing.id));
       await recordAudit(tx, actor, {
         action: "connection.update",
-        targetType: "connection",
         targetId: existing.id,
+        targetName: input.name,
         summary: `Changed connection ${existing.name}: ${Object.keys(changes).join(", ") || "no change"}`,
         changes,
       });
@@ -294,8 +294,8 @@ async function changeAuthorizations(db: Database, actor: Actor, conn: { id: stri
       const words = [added.length ? `authorized ${added.map(authorizationLabel).join(", ")}` : "", removed.length ? `removed ${removed.map(authorizationLabel).join(", ")}` : ""].filter(Boolean);
       await recordAudit(tx, actor, {
         action: "connection.authorize",
-        targetType: "connection",
         targetId: conn.id,
+        targetName: conn.name,
         summary: `Connection ${conn.name}: ${words.join("; ")}`,
         changes: { added: added.map(authorizationLabel), removed: removed.map(authorizationLabel) },
       });
@@ -420,6 +420,6 @@ export async function deleteConnection(db: Database, actor: Actor, id: string) {
       );
     }
     await tx.delete(connections).where(eq(connections.id, id));
-    await recordAudit(tx, actor, { action: "connection.delete", targetType: "connection", targetId: id, summary: `Deleted ${conn.provider} connection ${conn.name}` });
+    await recordAudit(tx, actor, { action: "connection.delete", targetId: id, targetName: conn.name, summary: `Deleted ${conn.provider} connection ${conn.name}` });
   });
 }

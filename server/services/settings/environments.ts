@@ -30,7 +30,7 @@ export async function createEnvironment(db: Database, actor: Actor, raw: z.input
     return await db.transaction(async (tx) => {
       const id = newId("environment");
       await tx.insert(environments).values({ id, orgId: actor.orgId, name: input.name, description: input.description });
-      await recordAudit(tx, actor, { action: "environment.create", targetType: "environment", targetId: id, summary: `Created environment ${input.name}` });
+      await recordAudit(tx, actor, { action: "environment.create", targetId: id, targetName: input.name, environment: input.name, summary: `Created environment ${input.name}` });
       return { id, ...input };
     });
   } catch (err) {
@@ -46,8 +46,9 @@ export async function updateEnvironment(db: Database, actor: Actor, input: { id:
     await tx.update(environments).set({ description: input.description, updatedAt: new Date() }).where(eq(environments.id, env.id));
     await recordAudit(tx, actor, {
       action: "environment.update",
-      targetType: "environment",
       targetId: env.id,
+      targetName: env.name,
+      environment: env.name,
       summary: `Changed the description of environment ${env.name}`,
       changes: { description: { from: env.description, to: input.description } },
     });
@@ -63,6 +64,6 @@ export async function deleteEnvironment(db: Database, actor: Actor, id: string) 
       throw new PlantonError("PRECONDITION_FAILED", `Environment ${env.name} was not deleted: ${n} Infra Component${n === 1 ? "" : "s"} still belong to it. Destroy or move them first.`);
     }
     await tx.delete(environments).where(eq(environments.id, id));
-    await recordAudit(tx, actor, { action: "environment.delete", targetType: "environment", targetId: id, summary: `Deleted environment ${env.name}` });
+    await recordAudit(tx, actor, { action: "environment.delete", targetId: id, targetName: env.name, environment: env.name, summary: `Deleted environment ${env.name}` });
   });
 }

@@ -89,15 +89,36 @@ export const setPolicyInput = z.object({
 });
 
 async function selectorIdFor(db: Queryable, orgId: string, selector: PolicySelector, target?: string) {
-  if (selector === "organization") return { id: orgId, label: "the organization" };
+  if (selector === "organization") return { id: orgId, label: "the organization", name: "organization", environment: null };
   if (!target) throw badRequest(`Name the ${selector} this policy is for.`, "target");
   if (selector === "environment") {
     const env = await environmentByName(db, orgId, target);
-    return { id: env.id, label: `environment ${env.name}` };
+    return { id: env.id, label: `environment ${env.name}`, name: env.name, environment: env.name };
   }
-  const [comp] = await db.select().from(infraComponents).where(and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, target)));
+  const [comp] = await db
+    .select({ id: infraComponents.id, name: infraComponents.name, environment: environments.name })
+    .from(infraComponents)
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, target)));
   if (!comp) throw notFound(`Infra Component ${target}`, "Pick a component from the list.");
-  return { id: comp.id, label: `component ${comp.name}` };
+  return { id: comp.id, label: `component ${comp.name}`, name: comp.name, environment: comp.environment };
+}
+
+/** What a stored policy applies to, by name, for its audit events. */
+async function selectorOfPolicy(db: Queryable, row: typeof flowControlPolicies.$inferSelect): Promise<{ name: string; environment: string | null }> {
+  if (row.selector === "environment") {
+    const [env] = await db.select({ name: environments.name }).from(environments).where(eq(environments.id, row.selectorId));
+    return { name: env?.name ?? row.selectorId, environment: env?.name ?? null };
+  }
+  if (row.selector === "component") {
+    const [comp] = await db
+      .select({ name: infraComponents.name, environment: environments.name })
+      .from(infraComponents)
+      .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+      .where(eq(infraComponents.id, row.selectorId));
+    return { name: comp?.name ?? row.selectorId, environment: comp?.environment ?? null };
+  }
+  return { name: row.selector, environment: null };
 }
 
 /** Creates or replaces the policy for one selector. */
@@ -114,8 +135,9 @@ export async function setFlowControlPolicy(db: Database, actor: Actor, raw: z.in
       await tx.update(flowControlPolicies).set({ ...input.toggles, updatedAt: new Date() }).where(eq(flowControlPolicies.id, existing.id));
       await recordAudit(tx, actor, {
         action: "flow_control.update",
-        targetType: "flow_control_policy",
         targetId: existing.id,
+        targetName: sel.name,
+        environment: sel.environment,
         summary: `Changed the flow-control policy of ${sel.label}: ${Object.keys(changes).join(", ") || "no change"}`,
         changes,
       });
@@ -125,8 +147,9 @@ export async function setFlowControlPolicy(db: Database, actor: Actor, raw: z.in
     await tx.insert(flowControlPolicies).values({ id, selector: input.selector, orgId: actor.orgId, selectorId: sel.id, ...input.toggles });
     await recordAudit(tx, actor, {
       action: "flow_control.create",
-      targetType: "flow_control_policy",
       targetId: id,
+      targetName: sel.name,
+      environment: sel.environment,
       summary: `Set a flow-control policy on ${sel.label}`,
       changes: input.toggles,
     });
@@ -138,11 +161,13 @@ export async function deleteFlowControlPolicy(db: Database, actor: Actor, id: st
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(flowControlPolicies).where(and(eq(flowControlPolicies.id, id), eq(flowControlPolicies.orgId, actor.orgId)));
     if (!row) throw notFound(`Flow-control policy ${id}`, "It may have been removed already; reload the list.");
+    const sel = await selectorOfPolicy(tx, row);
     await tx.delete(flowControlPolicies).where(eq(flowControlPolicies.id, id));
     await recordAudit(tx, actor, {
       action: "flow_control.delete",
-      targetType: "flow_control_policy",
       targetId: id,
+      targetName: sel.name,
+      environment: sel.environment,
       summary: `Removed the ${row.selector} flow-control policy; the next less specific policy now applies`,
       changes: toggles(row),
     });

@@ -43,8 +43,8 @@ export async function addMember(db: Database, actor: Actor, raw: z.input<typeof 
     const invitation = await issueInvitation(tx, actor, { kind: "member", email: input.email, role: input.role });
     await recordAudit(tx, actor, {
       action: "member.invite",
-      targetType: "invitation",
       targetId: invitation.id,
+      targetName: input.email,
       summary: `Invited ${input.email} to ${org.slug} as ${input.role} with a link valid until ${utcMinute(invitation.expiresAt)}`,
       changes: { email: input.email, role: input.role },
     });
@@ -86,8 +86,8 @@ export async function resetMemberSignIn(db: Database, actor: Actor, id: string) 
     const invitation = await issueInvitation(tx, actor, { kind: "reset", email: m.email, userId: m.userId });
     await recordAudit(tx, actor, {
       action: "member.sign_in_reset",
-      targetType: "membership",
       targetId: m.id,
+      targetName: m.email,
       summary: `Reset the sign-in of ${m.email} in ${org.slug}: their password was removed, ${ended.length} session${ended.length === 1 ? "" : "s"} ended, and an invitation link is valid until ${utcMinute(invitation.expiresAt)}`,
       changes: { email: m.email, endedSessions: ended.length, invitationId: invitation.id },
     });
@@ -131,8 +131,8 @@ export async function changeMemberRole(db: Database, actor: Actor, raw: z.input<
     await tx.update(memberships).set({ role: input.role, updatedAt: new Date() }).where(eq(memberships.id, member.id));
     await recordAudit(tx, actor, {
       action: "member.role_change",
-      targetType: "membership",
       targetId: member.id,
+      targetName: member.email,
       summary: `Changed the role of ${member.email} from ${member.role} to ${input.role}`,
       changes: { role: { from: member.role, to: input.role } },
     });
@@ -153,8 +153,8 @@ export async function removeMember(db: Database, actor: Actor, id: string) {
       .returning({ id: apiTokens.id });
     await recordAudit(tx, actor, {
       action: "member.remove",
-      targetType: "membership",
       targetId: member.id,
+      targetName: member.email,
       summary: `Removed ${member.email} (${member.role}) from ${org.slug}${revoked.length ? ` and revoked their ${revoked.length} API token${revoked.length === 1 ? "" : "s"}` : ""}`,
       changes: { email: member.email, role: member.role, revokedTokens: revoked.length },
     });

@@ -135,8 +135,8 @@ export async function createSecret(db: Database, actor: Actor, raw: z.input<type
       if (envs.length) await tx.insert(secretEnvironments).values(envs.map((e) => ({ secretId: id, environmentId: e.id })));
       await recordAudit(tx, actor, {
         action: "secret.create",
-        targetType: "secret",
         targetId: id,
+        targetName: input.name,
         summary: `Created secret ${input.name} for ${scopeLabel(input.scope, envs)}`,
         changes: { description: input.description, scope: scopeLabel(input.scope, envs) },
       });
@@ -168,8 +168,8 @@ export async function updateSecret(db: Database, actor: Actor, raw: z.input<type
       .where(eq(secrets.id, row.id));
     await recordAudit(tx, actor, {
       action: "secret.update",
-      targetType: "secret",
       targetId: row.id,
+      targetName: row.name,
       summary:
         input.value !== undefined
           ? `Replaced the value of secret ${row.name}`
@@ -186,7 +186,7 @@ export async function deleteSecret(db: Database, actor: Actor, id: string) {
     const [row] = await tx.select({ id: secrets.id, name: secrets.name }).from(secrets).where(and(eq(secrets.id, id), eq(secrets.orgId, actor.orgId)));
     if (!row) throw notFound(`Secret ${id}`, "It may have been deleted already; reload the list.");
     await tx.delete(secrets).where(eq(secrets.id, id));
-    await recordAudit(tx, actor, { action: "secret.delete", targetType: "secret", targetId: id, summary: `Deleted secret ${row.name}` });
+    await recordAudit(tx, actor, { action: "secret.delete", targetId: id, targetName: row.name, summary: `Deleted secret ${row.name}` });
   });
 }
 
@@ -212,8 +212,8 @@ export async function createVariable(db: Database, actor: Actor, raw: z.input<ty
       if (envs.length) await tx.insert(variableEnvironments).values(envs.map((e) => ({ variableId: id, environmentId: e.id })));
       await recordAudit(tx, actor, {
         action: "variable.create",
-        targetType: "variable",
         targetId: id,
+        targetName: input.name,
         summary: `Created variable ${input.name} for ${scopeLabel(input.scope, envs)}`,
         changes: { value: input.value, description: input.description, scope: scopeLabel(input.scope, envs) },
       });
@@ -242,8 +242,8 @@ export async function updateVariable(db: Database, actor: Actor, raw: z.input<ty
       .where(eq(variables.id, row.id));
     await recordAudit(tx, actor, {
       action: "variable.update",
-      targetType: "variable",
       targetId: row.id,
+      targetName: row.name,
       summary: `Changed variable ${row.name}: ${Object.keys(changes).join(", ") || "no change"}`,
       changes,
     });
@@ -255,7 +255,7 @@ export async function deleteVariable(db: Database, actor: Actor, id: string) {
     const [row] = await tx.select({ id: variables.id, name: variables.name }).from(variables).where(and(eq(variables.id, id), eq(variables.orgId, actor.orgId)));
     if (!row) throw notFound(`Variable ${id}`, "It may have been deleted already; reload the list.");
     await tx.delete(variables).where(eq(variables.id, id));
-    await recordAudit(tx, actor, { action: "variable.delete", targetType: "variable", targetId: id, summary: `Deleted variable ${row.name}` });
+    await recordAudit(tx, actor, { action: "variable.delete", targetId: id, targetName: row.name, summary: `Deleted variable ${row.name}` });
   });
 }
 

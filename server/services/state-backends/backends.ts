@@ -184,8 +184,8 @@ export async function createStateBackend(db: Database, actor: Actor, input: Stat
       await tx.insert(stateBackends).values({ id, orgId: actor.orgId, name: input.name, kind, config, connectionId: conn?.id ?? null });
       await recordAudit(tx, actor, {
         action: "state_backend.create",
-        targetType: "state_backend",
         targetId: id,
+        targetName: input.name,
         summary: `Created ${titleOf(kind)} state backend ${input.name}${conn ? ` with connection ${conn.name}` : ""} (access test passed)`,
         changes: { kind, config, connection: conn?.name ?? null },
       });
@@ -227,8 +227,8 @@ export async function updateStateBackend(db: Database, actor: Actor, input: Stat
     await tx.update(stateBackends).set({ kind: checked.kind, config: checked.config, connectionId: checked.conn?.id ?? null, updatedAt: new Date() }).where(eq(stateBackends.id, existing.id));
     await recordAudit(tx, actor, {
       action: "state_backend.update",
-      targetType: "state_backend",
       targetId: existing.id,
+      targetName: existing.name,
       summary: `Changed state backend ${existing.name}: ${Object.keys(changes).join(", ") || "no change"} (access test passed)`,
       changes,
     });
@@ -259,7 +259,7 @@ export async function deleteStateBackend(db: Database, actor: Actor, input: { na
   }
   await db.transaction(async (tx) => {
     await tx.delete(stateBackends).where(eq(stateBackends.id, row.id));
-    await recordAudit(tx, actor, { action: "state_backend.delete", targetType: "state_backend", targetId: row.id, summary: `Deleted ${titleOf(row.kind)} state backend ${row.name}`, changes: { kind: row.kind, config: row.config } });
+    await recordAudit(tx, actor, { action: "state_backend.delete", targetId: row.id, targetName: row.name, summary: `Deleted ${titleOf(row.kind)} state backend ${row.name}`, changes: { kind: row.kind, config: row.config } });
   });
   return { name: row.name, deleted: true as const };
 }
@@ -283,6 +283,7 @@ export async function setDefaultStateBackend(db: Database, actor: Actor, input: 
   }
   const [before] = await db.select().from(stateBackendDefaults).where(and(eq(stateBackendDefaults.orgId, actor.orgId), eq(stateBackendDefaults.provisioner, provisioner)));
   if (before?.backendId !== row.id) {
+    const [was] = before ? await db.select({ name: stateBackends.name }).from(stateBackends).where(eq(stateBackends.id, before.backendId)) : [];
     await db.transaction(async (tx) => {
       await tx
         .insert(stateBackendDefaults)
@@ -290,10 +291,10 @@ export async function setDefaultStateBackend(db: Database, actor: Actor, input: 
         .onConflictDoUpdate({ target: [stateBackendDefaults.orgId, stateBackendDefaults.provisioner], set: { backendId: row.id } });
       await recordAudit(tx, actor, {
         action: "state_backend.set_default",
-        targetType: "state_backend",
         targetId: row.id,
+        targetName: row.name,
         summary: `Made ${row.name} the default state backend for ${provisioner}: new components keep their state there`,
-        changes: { provisioner, from: before?.backendId ?? null, to: row.id },
+        changes: { provisioner, from: was?.name ?? null, to: row.name },
       });
     });
   }
@@ -311,10 +312,10 @@ export async function unsetDefaultStateBackend(db: Database, actor: Actor, input
       await tx.delete(stateBackendDefaults).where(and(eq(stateBackendDefaults.orgId, actor.orgId), eq(stateBackendDefaults.provisioner, provisioner)));
       await recordAudit(tx, actor, {
         action: "state_backend.unset_default",
-        targetType: "state_backend",
         targetId: before.backendId,
+        targetName: backends.find((b) => b.id === before.backendId)?.name ?? null,
         summary: `Unset the default state backend for ${provisioner} (${backends.find((b) => b.id === before.backendId)?.name ?? before.backendId}): new components keep their state on Planton-managed storage`,
-        changes: { provisioner, from: before.backendId },
+        changes: { provisioner, from: backends.find((b) => b.id === before.backendId)?.name ?? before.backendId },
       });
     });
   }

@@ -22,8 +22,9 @@ export async function forceUnlockComponentState(db: Database, actor: Actor, inpu
   if (released) {
     await recordAudit(db, actor, {
       action: "state.force_unlock",
-      targetType: "infra_component",
       targetId: served.componentId,
+      targetName: served.component,
+      environment: served.environment,
       summary: `Force-unlocked the state of ${served.component} (${served.environment}) in ${backend.name}: lock ${released.ID} held by ${released.Who} for ${released.Operation || "an operation"} since ${released.Created}`,
       changes: { backend: backend.name, key: served.key, released },
     });

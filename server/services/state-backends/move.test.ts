@@ -287,7 +287,7 @@ describe("the move's guarantees", () => {
     expect([obj.movedToBackendId, obj.movedAt]).toEqual([null, null]);
     // The other component stays moved; the rollback is one audit event.
     expect(after.items.find((i) => i.id === b.id)).toMatchObject({ step: "done", canRollBack: true });
-    expect((await auditOf(t.db, setup.org.orgId, "state.move.rollback")).map((e) => e.targetId)).toEqual([a.id]);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.rollback")).map((e) => e.targetId)).toEqual([a.componentId]);
     expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(1);
     await expect(rollbackItem(t.db, setup.org.actor(), { id: move.id, itemId: a.id })).rejects.toThrow(/only a component whose move is done can be rolled back/);
     // A job writes again on Planton-managed storage, then it is moved again: the copy the rollback left there is an older version of the same state, so it is replaced.

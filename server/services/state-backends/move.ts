@@ -277,13 +277,16 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
         select v.id, ${moveId}, ${actor.orgId}, v.cid, v.provisioner, v.src, v.dst, v.fk, v.tk, v.size, v.serial
           from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, provisioner text, src text, dst text, fk text, tk text, size int, serial int)`);
       const where = Object.entries(plan.destinations).map(([p, b]) => `${p} → ${b.name}`).join(", ");
-      await recordAudit(tx, actor, {
-        action: "state.move.start",
-        targetType: "state_move",
-        targetId: moveId,
-        summary: plan.scope === "migrate_backend" ? `Started moving ${plan.items[0].component}'s state to ${plan.items[0].to.name}` : `Started moving ${plan.items.length} states off Planton-managed storage (${where})`,
-        changes: { scope: plan.scope, destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.name])), count: plan.items.length },
-      });
+      const changes = { moveId, scope: plan.scope, destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.name])), count: plan.items.length };
+      // One component's migration is recorded on the component (its Activity shows it); a move off Planton-managed storage on the move.
+      const one = plan.items[0];
+      await recordAudit(
+        tx,
+        actor,
+        plan.scope === "migrate_backend"
+          ? { action: "state.migrate_backend", targetId: one.componentId, targetName: one.component, environment: one.environment, summary: `Started moving ${one.component}'s state from ${one.from.name} to ${one.to.name}`, changes: { ...changes, from: one.from.name, to: one.to.name } }
+          : { action: "state.move.start", targetId: moveId, targetName: moveId, summary: `Started moving ${plan.items.length} states off Planton-managed storage (${where})`, changes },
+      );
       await notifyMove(tx, actor.orgId, moveId);
     });
   } catch (e) {
@@ -342,6 +345,11 @@ export async function resumeMove(db: Database, moveId: string, opts: RunOptions 
   await launchMove(db, moveId, opts);
 }
 
+async function environmentNameOf(db: Queryable, environmentId: string): Promise<string | null> {
+  const [env] = await db.select({ name: environments.name }).from(environments).where(eq(environments.id, environmentId));
+  return env?.name ?? null;
+}
+
 async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
   await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
 }
@@ -365,6 +373,7 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 
 interface RunItem extends ItemRow {
   component: string;
+  environment: string;
 }
 
 interface RunContext {
@@ -399,11 +408,12 @@ async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<
   const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lockless: new Set() };
   try {
     const items = (await db
-      .select({ item: stateMoveItems, component: infraComponents.name })
+      .select({ item: stateMoveItems, component: infraComponents.name, environment: environments.name })
       .from(stateMoveItems)
       .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
+      .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
       .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, ["pending", "held", "locked", "copied", "switched"])))
-      .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component }));
+      .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component, environment: r.environment }));
     const size = opts.chunkSize ?? 200;
     const chunks: RunItem[][] = [];
     for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
@@ -667,7 +677,7 @@ async function failItem(ctx: RunContext, item: RunItem, reason: string) {
   await ctx.db.transaction(async (tx) => {
     await tx.update(stateMoveItems).set({ step: "failed", error: reason, updatedAt: new Date() }).where(eq(stateMoveItems.id, item.id));
     await tx.update(infraComponents).set({ stateHold: null }).where(and(eq(infraComponents.id, item.componentId), eq(infraComponents.stateHold, ctx.move.id)));
-    await recordAudit(tx, ctx.actor, { action: "state.move.item_failed", targetType: "state_move_item", targetId: item.id, summary: reason, changes: { moveId: ctx.move.id, componentId: item.componentId } });
+    await recordAudit(tx, ctx.actor, { action: "state.move.item_failed", targetId: item.id, targetName: item.component, environment: item.environment, result: "failure", summary: reason, changes: { moveId: ctx.move.id, componentId: item.componentId } });
     await notifyMove(tx, ctx.move.orgId, ctx.move.id);
     await notifyQueue(tx, ctx.move.orgId);
   });
@@ -685,8 +695,9 @@ async function endMove(ctx: RunContext) {
     if (!ended) return;
     await recordAudit(tx, ctx.actor, {
       action: "state.move.end",
-      targetType: "state_move",
       targetId: ctx.move.id,
+      targetName: ctx.move.id,
+      result: status === "succeeded" ? "success" : "failure",
       summary: status === "succeeded" ? `State move ${ctx.move.id} succeeded: ${n("done")} states moved` : `State move ${ctx.move.id} failed: ${n("done")} states moved, ${n("failed")} failed (retry them)`,
       changes: { status, done: n("done"), failed: n("failed") },
     });
@@ -716,7 +727,7 @@ export async function retryMove(db: Database, actor: Actor, raw: z.input<typeof 
     await db.transaction(async (tx) => {
       const again = await tx.update(stateMoveItems).set({ step: "pending", error: null, updatedAt: new Date() }).where(and(eq(stateMoveItems.moveId, move.id), eq(stateMoveItems.step, "failed"))).returning({ id: stateMoveItems.id });
       await tx.update(stateMoves).set({ status: "running", finishedAt: null, updatedAt: new Date() }).where(eq(stateMoves.id, move.id));
-      await recordAudit(tx, actor, { action: "state.move.retry", targetType: "state_move", targetId: move.id, summary: `Retried ${again.length} failed items of state move ${move.id}`, changes: { items: again.length } });
+      await recordAudit(tx, actor, { action: "state.move.retry", targetId: move.id, targetName: move.id, summary: `Retried ${again.length} failed items of state move ${move.id}`, changes: { items: again.length } });
       await notifyMove(tx, actor.orgId, move.id);
     });
   } catch (e) {
@@ -779,8 +790,9 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
         await tx.update(stateMoveItems).set({ step: "rolled_back", updatedAt: new Date() }).where(eq(stateMoveItems.id, item.id));
         await recordAudit(tx, actor, {
           action: "state.move.rollback",
-          targetType: "state_move_item",
-          targetId: item.id,
+          targetId: comp.id,
+          targetName: comp.name,
+          environment: await environmentNameOf(tx, comp.environmentId),
           summary: `Rolled ${comp.name}'s state back from ${to.name} to Planton-managed storage${copiedBack ? ` (serial ${copiedBack.serial}, written on ${to.name} since the move, copied back first)` : ""}`,
           changes: { moveId: move.id, componentId: comp.id, from: to.name, to: from.name, copiedBack },
         });

@@ -2,7 +2,7 @@
 // resource-level diff between two versions (sensitive values masked), and an admin's rollback.
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
+import { environments, infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
 import { canonicalJson } from "@/lib/canonical-json";
 import { newId } from "@/lib/ids";
 import { roleAllows } from "@/lib/roles";
@@ -64,8 +64,9 @@ export async function appendStateVersion(
 
 async function componentOf(db: Queryable, orgId: string, componentId: string) {
   const [component] = await db
-    .select({ id: infraComponents.id, name: infraComponents.name })
+    .select({ id: infraComponents.id, name: infraComponents.name, environment: environments.name })
     .from(infraComponents)
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .where(and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, componentId)));
   if (!component) throw notFound(`Infra Component ${componentId}`, "Check the id, or find it in the Infra Components list.");
   return component;
@@ -206,8 +207,9 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
     await tx.update(stateObjects).set({ state, serial, lineage: target.lineage, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
     await recordAudit(tx, actor, {
       action: "state.rollback",
-      targetType: "infra_component",
       targetId: component.id,
+      targetName: component.name,
+      environment: component.environment,
       summary: `Rolled back the state of ${component.name} to version ${target.id} (serial ${target.serial}), written as serial ${serial}`,
       changes: { versionId: target.id, fromSerial: row.serial, toSerial: serial, restoredSerial: target.serial, checksum },
     });
