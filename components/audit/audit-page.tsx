@@ -1,6 +1,6 @@
 "use client";
 import { useEffect, useRef, useState } from "react";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { Download, X } from "lucide-react";
 import { AUDIT_RESULTS, AUDIT_TARGET_KIND_NAMES, AUDIT_TARGET_KINDS, auditActionTitle } from "@/lib/audit";
@@ -18,7 +18,6 @@ const capital = (s: string) => s[0].toUpperCase() + s.slice(1);
 export function AuditPage() {
   const org = useOrg();
   const trpc = useTRPC();
-  const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
   const f = readAuditUrl(params);
@@ -30,16 +29,18 @@ export function AuditPage() {
   const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
   const verify = useAuditVerify();
 
+  // The browser's own history (which Next's useSearchParams follows): it changes at once, so filters
+  // chosen in quick succession build on each other, and no server round trip is made for a filter.
+  const go = (qs: string) => window.history.replaceState(null, "", qs ? `${pathname}?${qs}` : pathname);
   const set = (changes: Partial<Record<AuditUrlKey | "seq", string>>) => {
-    const next = new URLSearchParams(params);
+    const next = new URLSearchParams(window.location.search);
     for (const [k, v] of Object.entries(changes)) {
       if (v) next.set(k, v);
       else next.delete(k);
     }
-    const qs = next.toString();
-    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+    go(next.toString());
   };
-  const clear = () => router.replace(fromSeq ? `${pathname}?seq=${fromSeq}` : pathname, { scroll: false });
+  const clear = () => go(fromSeq ? `seq=${fromSeq}` : "");
   const exportHref = (format: "csv" | "json") => `/api/v1/audit/export?${auditQueryString({ format, org: org.slug, ...filter })}`;
 
   const select = (key: AuditUrlKey, label: string, options: React.ReactNode) => (
