@@ -40,11 +40,11 @@ export function AuditChanges({ changes }: { changes: unknown }) {
               <Td className="font-mono text-xs text-slate-600">{r.field}</Td>
               {r.diff ? (
                 <>
-                  <Td className="whitespace-normal break-all font-mono text-xs text-rose-700">{show(r.diff.from)}</Td>
-                  <Td className="whitespace-normal break-all font-mono text-xs text-emerald-700">{show(r.diff.to)}</Td>
+                  <Td className="whitespace-normal! break-all font-mono text-xs text-rose-700">{show(r.diff.from)}</Td>
+                  <Td className="whitespace-normal! break-all font-mono text-xs text-emerald-700">{show(r.diff.to)}</Td>
                 </>
               ) : (
-                <Td colSpan={diffs ? 2 : 1} className="whitespace-normal break-all font-mono text-xs text-slate-800">
+                <Td colSpan={diffs ? 2 : 1} className="whitespace-normal! break-all font-mono text-xs text-slate-800">
                   {show(r.value)}
                 </Td>
               )}

@@ -60,10 +60,10 @@ export function AuditEventRows({ events, label, now, openSeq }: { events: AuditE
                     {relativeTime(e.at, now)}
                   </time>
                 </Td>
-                <Td className="max-w-52 truncate font-medium text-slate-800" title={e.actorLabel}>
+                <Td className="max-w-56 truncate font-medium text-slate-800" title={e.actorLabel}>
                   {e.actorLabel}
                 </Td>
-                <Td className="min-w-64 max-w-md whitespace-normal">
+                <Td className="min-w-60 whitespace-normal!">
                   <div className="font-medium text-slate-900">{e.actionTitle[0].toUpperCase() + e.actionTitle.slice(1)}</div>
                   <div className="line-clamp-2 text-xs text-slate-500 [overflow-wrap:anywhere]" title={e.summary}>
                     {e.summary}
@@ -117,7 +117,10 @@ function TargetCell({ event: e }: { event: AuditEventView }) {
       ) : (
         <span className="text-slate-400">—</span>
       )}
-      <div className="text-xs text-slate-500">{kindTitle(e.targetKind)}</div>
+      <div className="truncate text-xs text-slate-500" title={e.targetId ?? undefined}>
+        {kindTitle(e.targetKind)}
+        {e.targetName && e.targetId && e.targetId !== e.targetName && <span className="font-mono"> · {e.targetId.slice(0, 4)}…{e.targetId.slice(-6)}</span>}
+      </div>
     </div>
   );
 }

@@ -37,8 +37,7 @@ export function AuditVerifyResult({ verify }: { verify: Verify }) {
           {v.ok ? (
             <>
               <p className="flex items-center gap-2 font-medium">
-                <ShieldCheck className="h-4 w-4" /> The record holds: {v.checked} {v.checked === 1 ? "event" : "events"} checked
-                {v.from.seq > 0 ? ` from checkpoint #${v.from.seq}` : " from the first"}, up to #{v.head.seq}.
+                <ShieldCheck className="h-4 w-4" /> The record holds: {v.checked} {v.checked === 1 ? "event" : "events"} checked, from {v.from.seq > 0 ? `checkpoint #${v.from.seq}` : "the first"} to #{v.head.seq}.
               </p>
               <p className="mt-1 text-emerald-800">Keep the head hash outside Planton: a later check that ends at the same hash proves nothing before it was rewritten.</p>
               <div className="mt-3 max-w-3xl">
