@@ -102,6 +102,7 @@ test("a manager filters to approvals in prod last week, opens one, follows it to
     await h.close();
   }
   await expect(events(page).first()).toContainText("LEDGER_REGION");
+  await screenshot(page, "audit");
 
   // A search that matches nothing: the empty state, and its way out.
   await page.getByLabel("Search").fill("nothing-here-matches");
