@@ -522,7 +522,7 @@ describe("planton audit", () => {
     const firstPage = JSON.parse((await planton(["audit", "list", "--action", "job", "--limit", "2", "--output", "json"])).stdout);
     expect(firstPage).toEqual(jobEvents.slice(0, 2));
     const listed = await planton(["audit", "list", "--action", "job.create", "--since", "1d", "--limit", "1"]);
-    expect(listed.stdout).toMatch(/^SEQ\s+TIME\s+ACTOR\s+ACTION\s+TARGET\s+ENV\s+RESULT\s+SUMMARY\n\d+\s+\S+ \S+Z\s+engineer-\S+\s+job\.create\s/);
+    expect(listed.stdout).toMatch(/^SEQ\s+TIME\s+ACTOR\s+ACTION\s+TARGET\s+ENV\s+RESULT\s+SUMMARY\n\d+\s+\S+ \S+Z\s+engineer-\S+ \(token cli-tests\)\s+job\.create\s/);
     expect(listed.stdout.trim().split("\n").length).toBe(2);
     const none = await planton(["audit", "list", "--until", "2000-01-01T00:00:00Z"]);
     expect(none.stdout).toBe("No audit events match.\n");
