@@ -16,7 +16,7 @@ export function csvCell(value: unknown): string {
 export const auditCsvHeader = (): string => `${AUDIT_CSV_COLUMNS.join(",")}\r\n`;
 
 /** One event as a CSV line (CRLF-terminated, as RFC 4180 has it); `changes` is its JSON text. */
-export const auditCsvLine = (e: Pick<AuditEventView, (typeof AUDIT_CSV_COLUMNS)[number]>): string => `${AUDIT_CSV_COLUMNS.map((c) => csvCell(e[c])).join(",")}\r\n`;
+export const auditCsvLine = (e: Omit<Pick<AuditEventView, (typeof AUDIT_CSV_COLUMNS)[number]>, "at"> & { at: Date | string }): string => `${AUDIT_CSV_COLUMNS.map((c) => csvCell(e[c])).join(",")}\r\n`;
 
 /** `audit-acme-2026-12-01.csv`: the download's name. */
 export const auditExportFileName = (org: string, format: AuditExportFormat, at = new Date()): string => `audit-${org.replace(/[^\w.-]/g, "_")}-${at.toISOString().slice(0, 10)}.${format}`;

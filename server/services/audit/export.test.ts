@@ -79,6 +79,7 @@ describe("audit export", () => {
     expect(refusal("format=xml")).toBe("Nothing was exported: format xml is not one the export writes. Use format=csv or format=json.");
     expect(refusal("actr=ann")).toMatch(/^Nothing was exported: actr is not a filter of the audit record\. Use actor, action, /);
     expect(refusal("from=yesterday")).toBe("Nothing was exported: from: Give a time as ISO 8601, for example 2026-11-24T00:00:00Z");
+    expect(refusal("actor=ann%00")).toMatch(/^The actor cannot be stored: it contains a NUL byte/);
     expect(refusal("action=job.nothing")).toMatch(/^Nothing was exported: action: Action must be one the record keeps/);
   });
 });

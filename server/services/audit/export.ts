@@ -8,6 +8,7 @@ import { auditFilterInput, type AuditFilter } from "@/lib/api/audit-schemas";
 import { AUDIT_EXPORT_FORMATS, auditCsvHeader, auditCsvLine, type AuditExportFormat } from "@/lib/audit-export";
 import type { Actor } from "../../actor";
 import { badRequest } from "../../errors";
+import { assertSafeInput } from "../../input-guard";
 import { auditConditions, auditEventView } from "./list";
 
 const BATCH = 1_000;
@@ -20,6 +21,8 @@ export function parseExportQuery(params: URLSearchParams): { org?: string; forma
   const format = params.get("format") ?? "csv";
   if (!(AUDIT_EXPORT_FORMATS as readonly string[]).includes(format)) throw badRequest(`Nothing was exported: format ${format} is not one the export writes. Use format=csv or format=json.`, "format");
   const raw = Object.fromEntries([...params].filter(([k]) => k !== "org" && k !== "format"));
+  // What the tRPC procedures refuse before any schema (NUL bytes, lone surrogates) is refused here too, before SQL sees it.
+  assertSafeInput(raw);
   try {
     return { org: params.get("org") ?? undefined, format: format as AuditExportFormat, filter: auditFilterInput.parse(raw) };
   } catch (err) {

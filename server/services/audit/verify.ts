@@ -2,7 +2,7 @@
 // own `audit_digest` (migration 0008) and compared with the hash it stores, the link to the event
 // before it and its position; the last one is compared with audit_chain_heads. The walk runs in SQL,
 // a batch at a time, so a million events cost a million rows read and little memory.
-import { and, desc, eq, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { rowsOf, type Database, type Queryable } from "@/db/client";
 import { auditChainHeads, auditCheckpoints } from "@/db/schema";
 import { AUDIT_GENESIS_HASH } from "@/lib/audit";
@@ -103,7 +103,7 @@ export async function verifyChain(db: Database, orgId: string, opts: { batch?: n
   return db.transaction(async (tx) => {
     await tx.execute(sql`set transaction isolation level repeatable read, read only`);
     const from = await chainStart(tx, orgId);
-    const [headRow] = await tx.select().from(auditChainHeads).where(and(eq(auditChainHeads.chain, orgId)));
+    const [headRow] = await tx.select().from(auditChainHeads).where(eq(auditChainHeads.chain, orgId));
     let last = { seq: from.seq, hash: from.hash };
     let lastRow: LinkRow | undefined;
     let checked = 0;

@@ -1,5 +1,6 @@
-import { auditPageSchema, auditVerifySchema, listAuditInput } from "@/lib/api/audit-schemas";
+import { auditCheckpointListSchema, auditPageSchema, auditVerifySchema, listAuditInput } from "@/lib/api/audit-schemas";
 import { router, viewerProcedure } from "../init";
+import { listCheckpoints } from "../../services/audit/archive";
 import { listAudit } from "../../services/audit/list";
 import { verifyAudit } from "../../services/audit/verify";
 
@@ -23,4 +24,8 @@ export const auditRouter = router({
     })
     .output(auditVerifySchema)
     .query(({ ctx }) => verifyAudit(ctx.db, ctx.actor)),
+  checkpoints: viewerProcedure
+    .meta({ openapi: { method: "GET", path: "/audit/checkpoints", tags, summary: "The retention archive's checkpoints, oldest first: each archive file's name and SHA-256 and the last event it holds" } })
+    .output(auditCheckpointListSchema)
+    .query(({ ctx }) => listCheckpoints(ctx.db, ctx.actor.orgId)),
 });
