@@ -360,9 +360,11 @@ describe("planton CLI", () => {
   it("an engine no runner of the route has is refused at preflight, naming it, and no message ends in a double period", async () => {
     const r = await planton(["infra", "job", "create", ids["tofu-thing"], "--operation", "update", "--tail"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(
-      "✗ runner: a Planton-hosted runner: neither the connection nor the organization names a runner\n      The module needs OpenTofu, and no Planton-hosted runner has it. Run the job on a runner of your own that has OpenTofu (name it on the connection, or planton runner set-default <runner>), then run the job again.",
-    );
+    const why = "The module needs OpenTofu, and no Planton-hosted runner has it. Run the job on a runner of your own that has OpenTofu (name it on the connection, or planton runner set-default <runner>), then run the job again.";
+    expect(r.stdout).toContain(`${why}\n`);
+    expect(r.stdout).toContain("✗ runner: a Planton-hosted runner: neither the connection nor the organization names a runner\n");
+    // Said once: the reason line, not again under the check it came from.
+    expect(r.stdout.split(why).length - 1).toBe(1);
     expect(r.stdout).not.toMatch(/✗ init failed/);
     expect(r.stdout).not.toMatch(/\.\.(\s|$)/m);
   });

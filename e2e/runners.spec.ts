@@ -125,7 +125,7 @@ test("an admin registers a runner, starts it with the shown command, sees it onl
   const dialog = page.getByRole("dialog");
   await dialog.getByLabel("Name").fill("9-lives");
   await dialog.getByRole("button", { name: "Register runner" }).click();
-  await expect(dialog.getByRole("alert")).toHaveText("Name must be 2–63 lower-case letters, digits and dashes, starting with a letter");
+  await expect(dialog.getByRole("alert")).toHaveText("Name must be 2–63 lower-case letters, digits and dashes, starting with a letter (e.g. prod-runner)");
   await dialog.getByLabel("Name").fill(RUNNER);
   await dialog.getByLabel("Labels").fill("network=office, purpose=e2e");
   await dialog.getByRole("button", { name: "Register runner" }).click();

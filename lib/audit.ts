@@ -60,7 +60,7 @@ export const AUDIT_ACTIONS = {
   "member.sign_in_reset": { title: "issued a sign-in reset", target: "membership" },
   "member.password_reset": { title: "reset a password", target: "user" },
   "session.sign_in": { title: "signed in", target: "session" },
-  "session.sign_in_failed": { title: "failed to sign in", target: "session" },
+  "session.sign_in_failed": { title: "failed to sign in", target: "user" },
   "session.sign_out": { title: "signed out", target: "session" },
   "api_token.create": { title: "created an API token", target: "api_token" },
   "api_token.revoke": { title: "revoked an API token", target: "api_token" },

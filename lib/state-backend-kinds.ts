@@ -3,6 +3,7 @@
 // the console draws its form from it, the CLI lists it in usage. Implementations: state-backends/.
 import { z } from "zod";
 import { fieldsSchema, PROVISIONERS, type Provisioner, type SpecField } from "./catalog";
+import { nameSchema } from "./names";
 
 export { PROVISIONERS, type Provisioner };
 
@@ -134,9 +135,7 @@ export function backendConfigSchema(kind: StateBackendKind) {
 }
 
 /** Backend names: how they are typed on the command line and shown in the console. */
-export const backendNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "A backend name is 2–63 lower-case letters, digits and dashes, starting with a letter (e.g. prod-s3)" });
+export const backendNameSchema = nameSchema("prod-s3");
 
 /** Where a component's state lives in a backend when no move chose a key: `<environment>/<component>/terraform.tfstate`. */
 export function defaultStateKey(environment: string, component: string): string {

@@ -31,7 +31,8 @@ export async function auditCount(db: Database, orgId: string, action?: string): 
 }
 
 export async function auditOf(db: Database, orgId: string, action: string) {
-  return db.select().from(auditEvents).where(and(eq(auditEvents.orgId, orgId), eq(auditEvents.action, action)));
+  // In the order they were recorded (the chain's seq): "the last one" means the latest.
+  return db.select().from(auditEvents).where(and(eq(auditEvents.orgId, orgId), eq(auditEvents.action, action))).orderBy(auditEvents.seq);
 }
 
 /** Runs a call expected to be refused and returns the refusal, with the field the console would show it beside. */

@@ -41,7 +41,8 @@ async function afterStart(api: PlantonClient, job: CreatedJob, flags: RunFlags, 
     if (job.reason) out(c.red(job.reason));
     for (const check of job.preflight?.checks ?? []) {
       out(`  ${check.passed ? c.green("✓") : c.red("✗")} ${check.essential}: ${check.resolvedTo ?? "not resolved"}`);
-      for (const e of check.errors) out(`      ${e}`);
+      // The reason already quotes the failing checks' words; print them under the check only when it does not.
+      for (const e of check.errors) if (!job.reason?.includes(e)) out(`      ${e}`);
     }
     process.exitCode = 1;
     return;

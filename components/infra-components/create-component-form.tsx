@@ -13,6 +13,7 @@ import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { SpecEditor } from "./spec-editor";
+import { nameRefusal } from "@/lib/names";
 
 export function CreateComponentForm() {
   const org = useOrg();
@@ -68,7 +69,8 @@ export function CreateComponentForm() {
     const local: Record<string, string> = {};
     if (!kind) local.kind = "Pick a catalog kind";
     if (!environment) local.environment = "Pick an environment";
-    if (!/^[a-z][a-z0-9-]{1,62}$/.test(name)) local.name = "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter";
+    const refusal = nameRefusal(name);
+    if (refusal) local.name = refusal;
     if (selected) {
       const parsed = fieldsSchema(selected.fields).safeParse(spec);
       if (!parsed.success) for (const i of parsed.error.issues) local[`spec.${i.path.join(".")}`] ??= i.message;

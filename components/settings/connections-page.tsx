@@ -18,6 +18,7 @@ import { relativeTime } from "@/components/ui/time";
 import { ScopePicker } from "./scope-picker";
 import { useDeleteDialog } from "./delete-dialog";
 import { FormAlert, RoleNote } from "./shared";
+import { nameRefusal } from "@/lib/names";
 
 interface Connection {
   id: string;
@@ -233,7 +234,8 @@ function ConnectionForm({ connection, onClose, onCreated }: { connection?: Conne
   function submit(e: FormEvent) {
     e.preventDefault();
     const local: Record<string, string> = {};
-    if (!/^[a-z][a-z0-9-]{1,62}$/.test(name)) local.name = "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter";
+    const refusal = nameRefusal(name, "aws-prod");
+    if (refusal) local.name = refusal;
     if (!def) local.provider = "Pick a provider";
     for (const f of def?.configFields ?? []) if (f.required && !config[f.name]) local[`config.${f.name}`] = `${f.name} is required: ${f.description}`;
     if (mode === "stored" && !keepCredentials) {

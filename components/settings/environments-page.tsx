@@ -16,6 +16,7 @@ import { Card, EmptyState, PageHeader } from "@/components/ui/page";
 import { relativeTime } from "@/components/ui/time";
 import { useDeleteDialog } from "./delete-dialog";
 import { FormAlert, RoleNote } from "./shared";
+import { environmentNameRefusal } from "@/lib/names";
 
 interface Environment {
   id: string;
@@ -135,7 +136,8 @@ function EnvironmentForm({ environment, onClose }: { environment?: Environment; 
     e.preventDefault();
     if (environment) update.mutate({ org: org.slug, id: environment.id, description });
     else {
-      if (!/^[a-z][a-z0-9-]{0,30}$/.test(name)) return setErrors({ name: "Name must be lower-case letters, digits and dashes, starting with a letter (at most 31)" });
+      const refusal = environmentNameRefusal(name);
+      if (refusal) return setErrors({ name: refusal });
       create.mutate({ org: org.slug, name, description });
     }
   }

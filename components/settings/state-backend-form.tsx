@@ -14,6 +14,7 @@ import { Dialog } from "@/components/ui/dialog";
 import { showFormRefusal } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
 import { FormAlert } from "./shared";
+import { nameRefusal } from "@/lib/names";
 
 export interface BackendRowView {
   name: string;
@@ -88,7 +89,8 @@ export function StateBackendForm({ backend, onClose }: { backend?: BackendRowVie
 
   function validate(): boolean {
     const local: Record<string, string> = {};
-    if (!backend && !/^[a-z][a-z0-9-]{1,62}$/.test(name)) local.name = "A backend name is 2–63 lower-case letters, digits and dashes, starting with a letter (e.g. prod-s3)";
+    const refusal = backend ? null : nameRefusal(name, "prod-s3");
+    if (refusal) local.name = refusal;
     if (!def) local.kind = "Pick a kind";
     if (provider && !connection) local.connection = `Pick ${/^[aeiou]/.test(provider) ? "an" : "a"} ${provider} connection`;
     for (const f of def?.configFields ?? []) if ("required" in f && f.required && !config[f.name]) local[`config.${f.name}`] = `${f.name} is required: ${f.description}`;

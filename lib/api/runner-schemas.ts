@@ -5,11 +5,9 @@ import { z } from "zod";
 import { PROVISIONERS } from "../catalog";
 import { RUNNER_STATUSES } from "../runner-routing";
 import { timestamp } from "./schemas";
+import { nameSchema } from "../names";
 
-export const runnerNameSchema = z
-  .string()
-  .trim()
-  .regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" });
+export const runnerNameSchema = nameSchema("prod-runner");
 
 /** A runner named in a path or body: its name (or its id). */
 export const runnerRefInput = z.object({ runner: z.string().trim().min(1).meta({ description: "The runner's name (or id)" }) });

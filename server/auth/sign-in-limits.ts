@@ -14,6 +14,7 @@ import type { Queryable } from "@/db/client";
 import { signInThrottles } from "@/db/schema";
 import { requestClientAddress } from "../client-address";
 import { utcMinute } from "../services/accounts/invitations";
+import { auditSignIn, auditSignInFailure, auditSignOut, type SignedInSession } from "./sign-in-audit";
 
 export const SIGN_IN_LIMITS = {
   pair: { after: 5 },
@@ -105,34 +106,68 @@ export async function recordSignInSuccess(db: Queryable, email: string, address:
 /** The header better-auth reads for a session's address (advanced.ipAddress): set here, never taken from the client. */
 export const CLIENT_ADDRESS_HEADER = "x-planton-client-address";
 
+/** The signed-in session a request carries, if any (better-auth's, read before a sign-out ends it). */
+export type SessionOfRequest = (headers: Headers) => Promise<SignedInSession | null>;
+
 /**
  * Every request to better-auth goes through here: the client address is put where better-auth reads
- * it, and a password sign-in is refused while locked, counted when it fails, cleared when it works.
+ * it; a password sign-in is refused while locked, counted when it fails, cleared when it works; and
+ * sign-ins (either way) and sign-outs are recorded in the audit history.
  */
-export async function handleAuthRequest(db: Queryable, req: Request, handler: (req: Request) => Promise<Response>, opts: { limits: boolean }): Promise<Response> {
+export async function handleAuthRequest(
+  db: Queryable,
+  req: Request,
+  handler: (req: Request) => Promise<Response>,
+  opts: { limits: boolean; sessionOf?: SessionOfRequest },
+): Promise<Response> {
   const address = requestClientAddress(req.headers);
   const headers = new Headers(req.headers);
   headers.delete(CLIENT_ADDRESS_HEADER);
   if (address) headers.set(CLIENT_ADDRESS_HEADER, address);
-  const signIn = req.method === "POST" && new URL(req.url).pathname.endsWith("/sign-in/email");
-  if (!signIn || !opts.limits) return handler(new Request(req, { headers }));
+  const path = new URL(req.url).pathname;
+  if (req.method === "POST" && path.endsWith("/sign-out")) {
+    const session = (await opts.sessionOf?.(headers).catch(() => null)) ?? null;
+    const res = await handler(new Request(req, { headers }));
+    if (res.ok && session) await audited(auditSignOut(db, session, address));
+    return res;
+  }
+  const signIn = req.method === "POST" && path.endsWith("/sign-in/email");
+  if (!signIn) return handler(new Request(req, { headers }));
   const body = await req.text();
-  let email = "";
+  let typed = "";
   try {
     const parsed = JSON.parse(body) as { email?: unknown };
-    if (typeof parsed.email === "string") email = parsed.email.trim().toLowerCase();
+    if (typeof parsed.email === "string") typed = parsed.email.trim();
   } catch {
     // better-auth answers a malformed body itself.
   }
+  const email = typed.toLowerCase();
   const forward = new Request(req.url, { method: req.method, headers, body });
   if (!email) return handler(forward);
-  const lock = await signInLock(db, email, address);
+  const lock = opts.limits ? await signInLock(db, email, address) : null;
   if (lock) {
+    await audited(auditSignInFailure(db, typed, address, "too many failed sign-ins (the sign-in limits); the password was not checked"));
     const retryAfter = String(Math.max(1, Math.ceil((lock.until.getTime() - Date.now()) / 1000)));
     return Response.json({ code: "TOO_MANY_FAILED_SIGN_INS", message: lock.message }, { status: 429, headers: { "Retry-After": retryAfter } });
   }
   const res = await handler(forward);
-  if (res.status === 401) await recordSignInFailure(db, email, address);
-  else if (res.ok) await recordSignInSuccess(db, email, address);
+  if (res.status === 401) {
+    if (opts.limits) await recordSignInFailure(db, email, address);
+    await audited(auditSignInFailure(db, typed, address, "wrong email or password"));
+  } else if (res.status >= 400 && res.status < 500) {
+    // Refused before the password was checked (a malformed email, an unverified account): a failure, in better-auth's words.
+    const answer = (await res.clone().json().catch(() => null)) as { message?: unknown } | null;
+    const words = typeof answer?.message === "string" ? answer.message.slice(0, 200) : `refused (${res.status})`;
+    await audited(auditSignInFailure(db, typed, address, words.charAt(0).toLowerCase() + words.slice(1)));
+  } else if (res.ok) {
+    if (opts.limits) await recordSignInSuccess(db, email, address);
+    const answer = (await res.clone().json().catch(() => null)) as { token?: string; user?: { id?: string } } | null;
+    if (answer?.user?.id) await audited(auditSignIn(db, answer.user.id, answer.token, address));
+  }
   return res;
+}
+
+/** A sign-in's answer does not wait on, or fail with, its audit event: a failure to record it is logged. */
+async function audited(write: Promise<void>): Promise<void> {
+  await write.catch((err: unknown) => console.error(`[audit] a sign-in event was not recorded: ${(err as Error).message}`));
 }

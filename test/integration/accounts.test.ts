@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import superjson from "superjson";
-import { auditEvents } from "../../db/schema";
+import { auditEvents, memberships, users } from "../../db/schema";
+import { newId } from "../../lib/ids";
 import { createAuth, createUserWithPassword } from "../../server/auth/auth";
 import { choosePasswordWithInvitation } from "../../server/services/accounts/invitations";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
@@ -134,6 +135,24 @@ describe("addresses and cookies", () => {
     const addressOf = (email: string) => events.find((e) => e.summary.includes(email))?.clientAddress;
     expect(addressOf("audit-direct@example.test")).toBe("127.0.0.1");
     expect(addressOf("audit-proxied@example.test")).toBe("203.0.113.9");
+  });
+
+  it("sign-ins, failed sign-ins and sign-outs are in the audit record of the person's organization, with the client's address", async () => {
+    const email = await newUser();
+    const [user] = await t.db.select({ id: users.id }).from(users).where(eq(users.email, email));
+    await t.db.insert(memberships).values({ id: newId("membership"), orgId: b.orgId, userId: user.id, role: "viewer" });
+    expect((await signIn(direct, email, "wrong-password-9")).status).toBe(401);
+    const ok = await signIn(direct, email, "right-password-1");
+    expect(ok.status).toBe(200);
+    const out = await fetch(`${direct.url}/api/auth/sign-out`, { method: "POST", headers: { cookie: ok.cookie, origin: direct.url, "content-type": "application/json" }, body: "{}" });
+    expect(out.status).toBe(200);
+    const events = await t.db.select().from(auditEvents).where(and(eq(auditEvents.orgId, b.orgId), eq(auditEvents.targetName, email))).orderBy(auditEvents.seq);
+    expect(events.map((e) => [e.action, e.result, e.actorLabel, e.clientAddress])).toEqual([
+      ["session.sign_in_failed", "failure", email, "127.0.0.1"],
+      ["session.sign_in", "success", email, "127.0.0.1"],
+      ["session.sign_out", "success", email, "127.0.0.1"],
+    ]);
+    expect(JSON.stringify(events)).not.toContain("wrong-password-9");
   });
 
   it("session cookies follow the console's scheme: plain over http, Secure and __Secure- named when PLANTON_URL is https", async () => {

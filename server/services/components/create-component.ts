@@ -9,11 +9,9 @@ import { badRequest, conflict, isUniqueViolation, notFound } from "../../errors"
 import type { Actor } from "../../actor";
 import { getCatalogKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
+import { nameSchema } from "@/lib/names";
 
-export const componentName = z
-  .string()
-  .trim()
-  .regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" });
+export const componentName = nameSchema();
 
 export const createComponentInput = z.object({
   environment: z.string().min(1, { error: "Pick an environment" }),

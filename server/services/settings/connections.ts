@@ -9,6 +9,7 @@ import { diffFields, recordAudit } from "../../audit";
 import { encryptSecret } from "../../crypto";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import type { Actor } from "../../actor";
+import { nameSchema } from "@/lib/names";
 
 /** Connections of an organization with their authorizations; credentials are never returned. */
 export async function listConnections(db: Queryable, orgId: string) {
@@ -65,10 +66,7 @@ export async function listRunnerChoices(db: Queryable, orgId: string) {
   return { runners: rows, organizationDefault: def ? `runner ${def.name}` : "a Planton-hosted runner" };
 }
 
-const connectionName = z
-  .string()
-  .trim()
-  .regex(/^[a-z][a-z0-9-]{1,62}$/, { error: "Name must be 2–63 lower-case letters, digits and dashes, starting with a letter" });
+const connectionName = nameSchema("aws-prod");
 
 export const connectionInput = z.object({
   name: connectionName,

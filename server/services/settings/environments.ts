@@ -6,9 +6,10 @@ import { newId } from "@/lib/ids";
 import { recordAudit } from "../../audit";
 import { conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import type { Actor } from "../../actor";
+import { environmentNameSchema } from "@/lib/names";
 
 export const environmentInput = z.object({
-  name: z.string().trim().regex(/^[a-z][a-z0-9-]{0,30}$/, { error: "Name must be lower-case letters, digits and dashes, starting with a letter (at most 31)" }),
+  name: environmentNameSchema(),
   description: z.string().max(300).default(""),
 });
 

@@ -114,7 +114,7 @@ describe(`state backends (${testDriver})`, () => {
     });
     expect(await create({ name: "x-gone", kind: "s3", connection: "nope", config: s3Config() })).toMatchObject({ field: "connection", message: expect.stringContaining("there is no connection named nope") });
     expect(await create({ name: "x-extra", kind: "local", connection: "s3rver", config: { path: "/tmp/x" } })).toMatchObject({ field: "connection", message: expect.stringContaining("needs no credentials, so it takes no connection") });
-    expect(await create({ name: "Bad Name", kind: "local", config: { path: "/tmp/x" } })).toMatchObject({ field: "name", message: expect.stringContaining("A backend name is 2–63 lower-case letters") });
+    expect(await create({ name: "Bad Name", kind: "local", config: { path: "/tmp/x" } })).toMatchObject({ field: "name", message: expect.stringContaining("Name must be 2–63 lower-case letters") });
     expect(await create({ name: "files", kind: "local", config: { path: "/tmp/x" } })).toMatchObject({ code: "CONFLICT", field: "name" });
 
     for (const r of [
