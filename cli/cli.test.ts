@@ -5,10 +5,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { sql } from "drizzle-orm";
 import { flowControlPolicies, stateBackends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
 import { readEventStream } from "../lib/client/sse";
+import { sealChain } from "../server/services/audit/archive";
 import { updateComponent } from "../server/services/components/update-component";
 import { environmentByName } from "../server/services/organizations/lookup";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
@@ -508,6 +510,65 @@ describe("planton CLI", () => {
     expect(moved.stdout).toMatch(/^Started state move smv_\S+: mover's state to cli-local\.\n/);
     expect(moved.stdout).toMatch(/State move smv_\S+: 1\/1 moved \(succeeded\)\nMoved 1 state; the old copies are kept for rollback\.\n$/);
     expect(JSON.parse(fs.readFileSync(path.join(infraRoot, "cli-states", "dev", "mover", "terraform.tfstate"), "utf8")).serial).toBeGreaterThan(0);
+  });
+});
+
+describe("planton audit", () => {
+  it("list takes the Audit page's filters as flags and pages with --all; verify exits 1 naming a tampered event and 0 once restored; export streams to a 0600 file; --archive checks a sealed archive", async () => {
+    const pagedJson = await planton(["audit", "list", "--action", "job", "--limit", "2", "--all", "--output", "json"]);
+    expect([pagedJson.code, pagedJson.stderr]).toEqual([0, ""]);
+    const jobEvents = JSON.parse(pagedJson.stdout) as { seq: number; action: string }[];
+    expect(jobEvents.length).toBeGreaterThan(4);
+    expect(jobEvents.every((e) => e.action.startsWith("job."))).toBe(true);
+    expect(jobEvents.map((e) => e.seq)).toEqual([...jobEvents.map((e) => e.seq)].sort((a, b) => b - a));
+    const firstPage = JSON.parse((await planton(["audit", "list", "--action", "job", "--limit", "2", "--output", "json"])).stdout);
+    expect(firstPage).toEqual(jobEvents.slice(0, 2));
+    const listed = await planton(["audit", "list", "--action", "job.create", "--since", "1d", "--limit", "1"]);
+    expect(listed.stdout).toMatch(/^SEQ\s+TIME\s+ACTOR\s+ACTION\s+TARGET\s+ENV\s+RESULT\s+SUMMARY\n\d+\s+\S+ \S+Z\s+engineer-\S+ \(token cli-tests\)\s+job\.create\s/);
+    expect(listed.stdout.trim().split("\n").length).toBe(2);
+    const none = await planton(["audit", "list", "--until", "2000-01-01T00:00:00Z"]);
+    expect(none.stdout).toBe("No audit events match.\n");
+    const csv = await planton(["audit", "list", "--action", "job.create", "--all", "--output", "csv"]);
+    expect(csv.stdout.split("\r\n")[0]).toBe("seq,at,actorLabel,action,targetKind,targetName,targetId,environment,result,summary,clientAddress,changes,hash");
+    const badTime = await planton(["audit", "list", "--since", "last tuesday"]);
+    expect([badTime.code, badTime.stderr.trim()]).toEqual([1, "Nothing was done: from: Give a time as ISO 8601, for example 2026-11-24T00:00:00Z"]);
+
+    const clean = await planton(["audit", "verify"]);
+    expect([clean.code, clean.stderr]).toEqual([0, ""]);
+    expect(clean.stdout).toMatch(/^The audit record verifies: \d+ events checked from the first event, each matching its hash and linked to the one before\.\nHead: #\d+ [0-9a-f]{64}\n/);
+    const { events: [created] } = await api.audit.list({ action: "job.create", limit: 1 });
+    const tamper = (summary: string) =>
+      t.db.transaction(async (tx) => {
+        await tx.execute(sql`set local session_replication_role = replica`);
+        await tx.execute(sql`update audit_events set summary = ${summary} where id = ${created.id}`);
+      });
+    await tamper("nothing ran");
+    const broken = await planton(["audit", "verify"]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr.trim()).toMatch(new RegExp(`^Event #${created.seq} \\(job\\.create by ${org.users.engineer.email.replaceAll(".", "\\.")}, \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\) was changed after it was recorded: its content no longer matches its hash\\.$`));
+    expect(broken.stdout).toMatch(/^Head: #\d+ [0-9a-f]{64}\n/);
+    await tamper(created.summary);
+    expect((await planton(["audit", "verify"])).code).toBe(0);
+
+    const file = path.join(infraRoot, "audit-export.json");
+    const exported = await planton(["audit", "export", "--format", "json", "--action", "job.create", "-o", file]);
+    expect([exported.code, exported.stderr]).toEqual([0, `Exported to ${file}.\n`]);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const rows = JSON.parse(fs.readFileSync(file, "utf8")) as { seq: number }[];
+    expect(rows.map((r) => r.seq)).toEqual(jobEvents.filter((e) => e.action === "job.create").map((e) => e.seq).reverse());
+    const toStdout = await planton(["audit", "export", "--action", "job.create"]);
+    expect(toStdout.stdout).toBe(csv.stdout);
+
+    const dir = path.join(infraRoot, "audit-archive");
+    const sealed = await sealChain(t.db, org.orgId, { retentionDays: 1, dir }, new Date(Date.now() + 2 * 86_400_000));
+    const checked = await planton(["audit", "verify", "--archive", path.join(dir, sealed!.archiveName)]);
+    expect([checked.code, checked.stderr]).toEqual([0, ""]);
+    expect(checked.stdout).toMatch(new RegExp(`verifies: its SHA-256 is the one checkpoint ${sealed!.checkpointId} sealed, and its ${sealed!.eventCount} events \\(#1–#${sealed!.throughSeq}\\) link up to the checkpoint's hash\\.\\n$`));
+    const fromCheckpoint = await planton(["audit", "verify"]);
+    expect(fromCheckpoint.stdout).toMatch(new RegExp(`^The audit record verifies: \\d+ events? checked from archive checkpoint ${sealed!.checkpointId} \\(#${sealed!.throughSeq}\\)`));
+    fs.appendFileSync(path.join(dir, sealed!.archiveName), "x");
+    const forged = await planton(["audit", "verify", "--archive", path.join(dir, sealed!.archiveName)]);
+    expect([forged.code, forged.stderr]).toEqual([1, expect.stringMatching(/was changed after it was archived: its SHA-256 is [0-9a-f]{64}, and checkpoint \S+ sealed [0-9a-f]{64}\.\n$/)]);
   });
 });
 

@@ -3,6 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
 import { PlantonApiError } from "../lib/client";
+import { auditCommand } from "./commands/audit";
 import { authCommand } from "./commands/auth";
 import { connectionCommand } from "./commands/connection";
 import { infraJobCommand } from "./commands/infra-job";
@@ -13,7 +14,7 @@ import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
   const program = new Command("planton")
-    .description("The Planton console's command line: log in, run and steer Infra Jobs, manage runners and connections, run a runner.")
+    .description("The Planton console's command line: log in, run and steer Infra Jobs, manage runners and connections, run a runner, read and verify the audit record.")
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra job create cmp_01J… --operation update --tail\n");
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   program.addCommand(runnerCommand());
   program.addCommand(connectionCommand());
   addStateMoveCommands(program);
+  program.addCommand(auditCommand());
   return program;
 }
 

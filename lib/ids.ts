@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   infraComponent: "cmp",
   runner: "rnr",
   auditEvent: "aud",
+  auditCheckpoint: "ack",
   infraJob: "job",
   jobOperation: "op",
   artifact: "art",

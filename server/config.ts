@@ -2,7 +2,7 @@
 // table lists the same variables (a test holds them together).
 import path from "node:path";
 import { z } from "zod";
-import { absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
+import { absoluteFolder, absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
 import { parseTrustedProxies } from "./client-address";
 
 /** 32 bytes as 64 hex characters or as base64. */
@@ -94,6 +94,12 @@ export const SERVER_ENV = {
     "folders besides <data folder>/local-infra/<organization> where hosted runners may write a `local` connection's files",
   ),
   PLANTON_LEASE_SECONDS: envVar(wholeNumber(1, 3600, 30), "60", "how long a runner's hold on a job lasts without a heartbeat before the job's runner is declared lost"),
+  PLANTON_AUDIT_RETENTION_DAYS: envVar(
+    wholeNumber(1, 36500),
+    "400",
+    "how many days audit events stay in the database; older ones are archived to PLANTON_AUDIT_ARCHIVE_DIR and sealed with a checkpoint (default: kept forever)",
+  ),
+  PLANTON_AUDIT_ARCHIVE_DIR: envVar(absoluteFolder(), "/var/lib/planton/audit-archive", "where archived audit events are written, one gzip JSON-lines file per run (default: <data folder>/audit-archive)"),
 };
 
 export type ServerConfig = EnvValues<typeof SERVER_ENV>;

@@ -1,5 +1,7 @@
 import { serverConfig, type ServerConfig } from "./config";
 import { getRuntime } from "./runtime";
+import path from "node:path";
+import { startAuditArchiver } from "./services/audit/archive";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
 import { resumeRunningMoves } from "./services/state-backends/move";
@@ -12,6 +14,9 @@ export async function startServerProcesses(): Promise<void> {
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
   startScheduler(runtime.handle);
+  // Unlimited retention unless the operator sets one; the archive's own advisory lock keeps it to one replica.
+  const retentionDays = config.PLANTON_AUDIT_RETENTION_DAYS;
+  startAuditArchiver(runtime.db, retentionDays ? { retentionDays, dir: config.PLANTON_AUDIT_ARCHIVE_DIR ?? path.join(config.PLANTON_DATA_DIR, "audit-archive") } : null);
   // A state move whose process died mid-way runs on from the step each item reached.
   resumeRunningMoves(runtime.db).catch((err) => console.error(`[state-move] not resumed: ${(err as Error).message}`));
   const serverUrl = config.PLANTON_SERVER_URL ?? `http://127.0.0.1:${config.PORT}`;

@@ -14,12 +14,13 @@ import { Button } from "@/components/ui/button";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { Card, PageHeader, QueryState } from "@/components/ui/page";
 import { Tabs } from "@/components/ui/tabs";
+import { ActivityTab } from "@/components/audit/activity-tab";
 import { ComponentJobs } from "@/components/jobs/component-jobs";
 import { RunJobButton } from "@/components/jobs/run-job-dialog";
 import { SpecEditor } from "./spec-editor";
 import { StateTab } from "./state-tab";
 
-type Tab = "configuration" | "jobs" | "state";
+type Tab = "configuration" | "jobs" | "state" | "activity";
 
 export function ComponentDetail({ id }: { id: string }) {
   const org = useOrg();
@@ -61,12 +62,14 @@ export function ComponentDetail({ id }: { id: string }) {
               { id: "configuration", label: "Configuration" },
               { id: "jobs", label: "Infra Jobs" },
               { id: "state", label: "State" },
+              { id: "activity", label: "Activity" },
             ]}
           />
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
             {tab === "configuration" && <ConfigurationTab id={id} />}
             {tab === "jobs" && <ComponentJobs componentId={id} />}
             {tab === "state" && <StateTab componentId={id} configuredBackend={c.stateBackend} />}
+            {tab === "activity" && <ActivityTab filter={{ component: id }} what={`${c.name} and its jobs`} />}
           </div>
         </>
       )}

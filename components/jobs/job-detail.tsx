@@ -1,6 +1,7 @@
 "use client";
 import { useState } from "react";
 import Link from "next/link";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { AlertTriangle, ChevronRight, Radio, WifiOff } from "lucide-react";
 import { useTRPC } from "@/lib/trpc/client";
@@ -9,7 +10,9 @@ import { Badge, envTone } from "@/components/ui/badge";
 import { cn } from "@/components/ui/cn";
 import { Card, EmptyState, ErrorState, LoadingState, PageHeader } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
+import { Tabs } from "@/components/ui/tabs";
 import { relativeTime } from "@/components/ui/time";
+import { ActivityTab } from "@/components/audit/activity-tab";
 import { REASONS } from "@/lib/job-reasons";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
@@ -30,6 +33,10 @@ export function JobDetail({ id }: { id: string }) {
   const events = useJobEvents(org.slug, id, () => void job.refetch());
   const j = job.data;
   const now = useNow(j?.status === "running");
+  const params = useSearchParams();
+  const router = useRouter();
+  const pathname = usePathname();
+  const tab = params.get("tab") === "activity" ? "activity" : "run";
 
   if (job.isPending) return <LoadingState label="Loading job…" />;
   if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
@@ -118,91 +125,108 @@ export function JobDetail({ id }: { id: string }) {
         )}
       </dl>
 
-      {j.status === "running" && j.cancelRequestedAt && (
-        <Banner tone="amber">
-          Cancel requested by {j.cancelRequestedBy ?? "someone"}:{" "}
-          {j.steps.some((s) => s.status === "queued")
-            ? "the running step finishes, then the remaining steps are marked cancelled."
-            : "the running step is the last one; it finishes, and with nothing left to stop the job ends as that step does."}
-        </Banner>
-      )}
-      {j.status === "awaiting_approval" && (
-        <Banner tone="amber">
-          {j.startedAt ? "Paused for approval after the preview: review the plan, then approve to apply it." : "Held by manual start: nothing runs until someone approves."}
-        </Banner>
-      )}
-      {banner && j.status === "completed" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{banner}</Banner>}
+      <Tabs<"run" | "activity">
+        label="Job sections"
+        value={tab}
+        onChange={(t) => router.replace(t === "run" ? pathname : `${pathname}?tab=${t}`)}
+        tabs={[
+          { id: "run", label: "Run" },
+          { id: "activity", label: "Activity" },
+        ]}
+      />
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === "activity" ? (
+          <ActivityTab filter={{ target: j.id }} what="this job" />
+        ) : (
+          <>
+        {j.status === "running" && j.cancelRequestedAt && (
+          <Banner tone="amber">
+            Cancel requested by {j.cancelRequestedBy ?? "someone"}:{" "}
+            {j.steps.some((s) => s.status === "queued")
+              ? "the running step finishes, then the remaining steps are marked cancelled."
+              : "the running step is the last one; it finishes, and with nothing left to stop the job ends as that step does."}
+          </Banner>
+        )}
+        {j.status === "awaiting_approval" && (
+          <Banner tone="amber">
+            {j.startedAt ? "Paused for approval after the preview: review the plan, then approve to apply it." : "Held by manual start: nothing runs until someone approves."}
+          </Banner>
+        )}
+        {banner && j.status === "completed" && preflight.passed && <Banner tone={j.result === "failed" ? "rose" : "slate"}>{banner}</Banner>}
 
-      {!preflight.passed && (
-        <Card className="mb-6 ring-rose-300" title={<span className="flex items-center gap-2 text-rose-800"><AlertTriangle className="h-5 w-5" /> Preflight failed: nothing ran</span>} description="Each failing essential says what is missing and how to fix it. Fix it, then rerun this job.">
-          <PreflightChecks report={preflight} showVisited />
-        </Card>
-      )}
-
-      <div className="space-y-6">
-        <Card title="Steps" description="Expand a step for its log, resource changes and summary.">
-          <div className="-mx-5 -my-4">
-            {j.steps.length ? (
-              <JobSteps steps={j.steps} jobStatus={j.status} store={events.store} now={now} defaultOpen={failedStep} />
-            ) : (
-              <EmptyState title="No steps" />
-            )}
-          </div>
-        </Card>
-
-        <Outputs outputs={j.outputs} completed={j.status === "completed"} />
-
-        {j.approvals.length > 0 && (
-          <Card title="Approvals">
-            <ul className="space-y-1 text-sm">
-              {j.approvals.map((a) => (
-                <li key={a.id}>
-                  <span className="font-medium">{a.userLabel}</span> approved {relativeTime(a.createdAt, now)}
-                  {a.planSha256 && (
-                    <>
-                      {" "}
-                      the plan <code className="rounded bg-slate-100 px-1 text-xs">{a.planSha256.slice(0, 16)}…</code>
-                    </>
-                  )}
-                  {a.message && <q className="ml-1 text-slate-600">{a.message}</q>}
-                </li>
-              ))}
-            </ul>
+        {!preflight.passed && (
+          <Card className="mb-6 ring-rose-300" title={<span className="flex items-center gap-2 text-rose-800"><AlertTriangle className="h-5 w-5" /> Preflight failed: nothing ran</span>} description="Each failing essential says what is missing and how to fix it. Fix it, then rerun this job.">
+            <PreflightChecks report={preflight} showVisited />
           </Card>
         )}
 
-        <Card title="Runner attempts" description="Each time a runner claimed this job.">
-          <div className="-mx-5 -my-4">
-            {j.attempts.length === 0 ? (
-              <EmptyState title="No runner has claimed it yet" description={j.status === "queued" ? "It waits for a runner with room, or for earlier jobs of this component." : undefined} />
-            ) : (
-              <Table label="Runner attempts">
-                <thead className="bg-slate-50">
-                  <tr>
-                    <Th>Runner</Th>
-                    <Th>Started</Th>
-                    <Th>Ended</Th>
-                    <Th>Exit</Th>
-                    <Th>Reason</Th>
-                  </tr>
-                </thead>
-                <Tbody>
-                  {j.attempts.map((a) => (
-                    <tr key={a.id}>
-                      <Td>{a.runnerName ?? a.runnerId}</Td>
-                      <Td title={new Date(a.startedAt).toLocaleString()}>{new Date(a.startedAt).toLocaleTimeString()}</Td>
-                      <Td>{a.endedAt ? new Date(a.endedAt).toLocaleTimeString() : <span className="text-sky-700">running</span>}</Td>
-                      <Td className="font-mono">{a.exitCode ?? "—"}</Td>
-                      <Td className="whitespace-normal text-xs">{a.reason ?? ""}</Td>
-                    </tr>
-                  ))}
-                </Tbody>
-              </Table>
-            )}
-          </div>
-        </Card>
+        <div className="space-y-6">
+          <Card title="Steps" description="Expand a step for its log, resource changes and summary.">
+            <div className="-mx-5 -my-4">
+              {j.steps.length ? (
+                <JobSteps steps={j.steps} jobStatus={j.status} store={events.store} now={now} defaultOpen={failedStep} />
+              ) : (
+                <EmptyState title="No steps" />
+              )}
+            </div>
+          </Card>
 
-        <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} />
+          <Outputs outputs={j.outputs} completed={j.status === "completed"} />
+
+          {j.approvals.length > 0 && (
+            <Card title="Approvals">
+              <ul className="space-y-1 text-sm">
+                {j.approvals.map((a) => (
+                  <li key={a.id}>
+                    <span className="font-medium">{a.userLabel}</span> approved {relativeTime(a.createdAt, now)}
+                    {a.planSha256 && (
+                      <>
+                        {" "}
+                        the plan <code className="rounded bg-slate-100 px-1 text-xs">{a.planSha256.slice(0, 16)}…</code>
+                      </>
+                    )}
+                    {a.message && <q className="ml-1 text-slate-600">{a.message}</q>}
+                  </li>
+                ))}
+              </ul>
+            </Card>
+          )}
+
+          <Card title="Runner attempts" description="Each time a runner claimed this job.">
+            <div className="-mx-5 -my-4">
+              {j.attempts.length === 0 ? (
+                <EmptyState title="No runner has claimed it yet" description={j.status === "queued" ? "It waits for a runner with room, or for earlier jobs of this component." : undefined} />
+              ) : (
+                <Table label="Runner attempts">
+                  <thead className="bg-slate-50">
+                    <tr>
+                      <Th>Runner</Th>
+                      <Th>Started</Th>
+                      <Th>Ended</Th>
+                      <Th>Exit</Th>
+                      <Th>Reason</Th>
+                    </tr>
+                  </thead>
+                  <Tbody>
+                    {j.attempts.map((a) => (
+                      <tr key={a.id}>
+                        <Td>{a.runnerName ?? a.runnerId}</Td>
+                        <Td title={new Date(a.startedAt).toLocaleString()}>{new Date(a.startedAt).toLocaleTimeString()}</Td>
+                        <Td>{a.endedAt ? new Date(a.endedAt).toLocaleTimeString() : <span className="text-sky-700">running</span>}</Td>
+                        <Td className="font-mono">{a.exitCode ?? "—"}</Td>
+                        <Td className="whitespace-normal text-xs">{a.reason ?? ""}</Td>
+                      </tr>
+                    ))}
+                  </Tbody>
+                </Table>
+              )}
+            </div>
+          </Card>
+
+          <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} />
+        </div>
+          </>
+        )}
       </div>
     </>
   );

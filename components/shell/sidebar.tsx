@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { BookOpen, Boxes, Cable, ChevronsUpDown, Database, History, KeyRound, Layers, LockKeyhole, LogOut, Server, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
+import { BookOpen, Boxes, Cable, ChevronsUpDown, Database, History, KeyRound, Layers, LockKeyhole, LogOut, ScrollText, Server, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
 import type { ComponentType, ReactNode } from "react";
 import { authClient } from "@/lib/auth-client";
 import { AwaitingApprovalBadge } from "@/components/jobs/awaiting-approval-badge";
@@ -22,6 +22,7 @@ export function navSections(slug: string): { title?: string; items: NavItem[] }[
       items: [
         { href: `${base}/components`, label: "Infra Components", icon: Boxes },
         { href: `${base}/jobs`, label: "Infra Jobs", icon: History, badge: <AwaitingApprovalBadge /> },
+        { href: `${base}/audit`, label: "Audit", icon: ScrollText },
       ],
     },
     {

@@ -60,6 +60,9 @@ export const auditEventSchema = z
   .meta({ id: "AuditEvent" });
 export type AuditEventView = z.infer<typeof auditEventSchema>;
 
+/** The cursor that lists events older than `seq` (a page's nextCursor; the console's "Show event #n" starts at `seq + 1`). */
+export const encodeAuditCursor = (seq: number) => btoa(`seq:${seq}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
 export const auditPageSchema = z
   .object({ events: z.array(auditEventSchema), nextCursor: z.string().nullable().meta({ description: "Pass as ?cursor= for the next page; null on the last" }) })
   .meta({ id: "AuditPage" });
@@ -86,3 +89,17 @@ export const auditVerifySchema = z
   })
   .meta({ id: "AuditVerification" });
 export type AuditVerification = z.infer<typeof auditVerifySchema>;
+
+/** The seals of the retention archive: each names its file, the file's SHA-256 and the last event it holds. */
+export const auditCheckpointSchema = z
+  .object({
+    id: z.string(),
+    throughSeq: z.number().int().meta({ description: "The last event the archive holds; the first event kept links to its hash" }),
+    throughHash: z.string(),
+    eventCount: z.number().int(),
+    archiveName: z.string().meta({ description: "The file's name in the server's PLANTON_AUDIT_ARCHIVE_DIR" }),
+    archiveSha256: z.string().meta({ description: "SHA-256 of the file's bytes, hex: `planton audit verify --archive FILE` compares it" }),
+    createdAt: timestamp,
+  })
+  .meta({ id: "AuditCheckpoint" });
+export const auditCheckpointListSchema = z.object({ checkpoints: z.array(auditCheckpointSchema) }).meta({ id: "AuditCheckpointList" });

@@ -47,6 +47,8 @@ import type {
   RunnerRevoked,
   RunnerToken,
 } from "./types";
+import type { AuditCheckpointList, AuditFilter, AuditPage, AuditVerification } from "./types";
+import type { AuditExportFormat } from "../audit-export";
 import { readEventStream } from "./sse";
 
 export * from "./types";
@@ -226,6 +228,17 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       rollback: (moveId: string, itemId: string) => post<StateMove>(`/state-moves/${q(moveId)}/items/${q(itemId)}/rollback`),
       /** One component's state to another backend (or only the dry run). */
       migrateBackend: (componentId: string, input: { to: string; dryRun?: boolean }) => post<MigrateBackendResult>(`/components/${q(componentId)}/state/migrate-backend`, input),
+    },
+    audit: {
+      /** A page of the organization's audit events, newest first; pass the answer's nextCursor for the next. */
+      list: (filters: AuditFilter & Page = {}) => get<AuditPage>(`/audit${query(filters)}`),
+      /** Checks the organization's chain: ok, or the first broken link; and the head to keep outside Planton. */
+      verify: () => get<AuditVerification>("/audit/verify"),
+      /** The archive checkpoints of the organization's chain (the retention archive's seals), oldest first. */
+      checkpoints: () => get<AuditCheckpointList>("/audit/checkpoints"),
+      /** The filtered record as CSV or one JSON array, oldest first: the response's body, streamed. */
+      export: async (filters: AuditFilter = {}, format: AuditExportFormat = "csv"): Promise<ReadableStream<Uint8Array>> =>
+        (await send("GET", `/audit/export${query({ ...filters, format })}`, { headers: { accept: format === "csv" ? "text/csv" : "application/json" } })).body!,
     },
     jobs: {
       /** A component's jobs, newest first (as components.listJobs). */

@@ -33,6 +33,7 @@ import type {
 import type { Answer } from "../api/wire";
 import type { defaultRunnerSchema, registerRunnerBody, runnerDetailSchema, runnerListSchema, runnerRevokedSchema, runnerSchema, runnerTokenSchema } from "../api/runner-schemas";
 import type { addAuthorizationBody, authorizationChangeSchema, authorizationListSchema, connectionAuthorizationsSchema, removeAuthorizationInput } from "../api/connection-schemas";
+import type { auditCheckpointListSchema, auditEventSchema, auditFilterInput, auditPageSchema, auditVerifySchema } from "../api/audit-schemas";
 import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
 
 export type { JobActions } from "../job-actions";
@@ -89,3 +90,10 @@ export type ConnectionAuthorizationList = Answer<typeof authorizationListSchema>
 export type ConnectionAuthorizationChange = Answer<typeof authorizationChangeSchema>;
 export type AddAuthorizationRequest = Omit<z.input<typeof addAuthorizationBody>, "connection">;
 export type RemoveAuthorizationRequest = { provider?: string; scope: z.input<typeof removeAuthorizationInput>["scope"]; environments?: string[] };
+
+export type AuditEvent = Answer<typeof auditEventSchema>;
+export type AuditPage = Answer<typeof auditPageSchema>;
+export type AuditVerification = Answer<typeof auditVerifySchema>;
+export type AuditCheckpointList = Answer<typeof auditCheckpointListSchema>;
+/** The filters of audit.list and the export: actor, action (or family), targetKind, target, component, environment, result, from, to, q. */
+export type AuditFilter = z.input<typeof auditFilterInput>;

@@ -1,13 +1,13 @@
 // The caller of the public REST API (/api/v1): an API token (`Authorization: Bearer plt_…`), acting in
-// the token's organization. Both the generated routes (openapi.ts) and the two hand-written ones (the
-// event stream, an artifact's bytes) take it from here, and reach the data through the same tRPC
+// the token's organization. Both the generated routes (openapi.ts) and the hand-written ones (the
+// event stream, an artifact's bytes, the audit export) take it from here, and reach the data through the same tRPC
 // procedures, so roles and organizations are checked in one place (server/trpc/init.ts).
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { TRPCError } from "@trpc/server";
 import type { Runtime } from "../runtime";
 import { getRuntime } from "../runtime";
 import { errorResponse, refusalResponse } from "../error-map";
-import { callerFromApiToken, clientAddressOf, runnerBearerRefusal, TOKEN_REFUSED, type Context } from "../trpc/context";
+import { callerFromApiToken, clientAddressOf, resolveCaller, runnerBearerRefusal, TOKEN_REFUSED, type Context } from "../trpc/context";
 import { createCallerFactory } from "../trpc/init";
 import { appRouter } from "../trpc/root";
 
@@ -19,15 +19,29 @@ export async function restContext(rt: Runtime, req: Request): Promise<Context> {
   return { db: rt.db, caller, clientAddress: clientAddressOf(req.headers) };
 }
 
+/**
+ * A download the console links to (the audit export): an API token as above, or else the browser's
+ * session cookie. Only GET routes that change nothing take this, so a cookie sent by another site's
+ * page can start a download but never act.
+ */
+export async function downloadContext(rt: Runtime, req: Request): Promise<Context> {
+  if (req.headers.get("authorization")) return restContext(rt, req);
+  return { db: rt.db, caller: await resolveCaller(rt.db, rt.auth, req.headers), clientAddress: clientAddressOf(req.headers) };
+}
+
 const callerOf = createCallerFactory(appRouter);
 
-/** A route that is not JSON: `fn` gets the procedures as the request's caller may call them. */
-export function streamingRoute(fn: (ctx: { rt: Runtime; api: ReturnType<typeof callerOf>; req: Request; params: Record<string, string>; url: URL }) => Promise<Response>) {
+/** A route that is not JSON: `fn` gets the procedures as the request's caller may call them (and the context they run in). */
+export function streamingRoute(
+  fn: (ctx: { rt: Runtime; api: ReturnType<typeof callerOf>; context: Context; req: Request; params: Record<string, string>; url: URL }) => Promise<Response>,
+  opts: { sessionCookie?: boolean } = {},
+) {
   return async (req: Request, { params }: { params: Promise<Record<string, string>> }) => {
     try {
       const rt = await getRuntime();
-      const api = callerOf(await restContext(rt, req));
-      return await fn({ rt, api, req, params: await params, url: new URL(req.url) });
+      const context = await (opts.sessionCookie ? downloadContext : restContext)(rt, req);
+      const api = callerOf(context);
+      return await fn({ rt, api, context, req, params: await params, url: new URL(req.url) });
     } catch (err) {
       // The procedures' refusals are already in the product's words (server/trpc/init.ts); anything else is mapped here.
       return err instanceof TRPCError ? refusalResponse(getHTTPStatusCodeFromError(err), err.code, err.message) : errorResponse(err, "public API");

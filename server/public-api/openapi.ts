@@ -1,9 +1,11 @@
 // The public REST API (/api/v1) and its OpenAPI document, both generated from the tRPC procedures that
 // carry `openapi` meta (server/trpc/routers): their zod input and output schemas (lib/api/schemas.ts)
-// are the one definition the console, REST and the document share. Two routes are not JSON and stay
-// hand-written beside this: the live event stream (SSE) and an artifact's bytes; the document lists them here.
+// are the one definition the console, REST and the document share. Three routes are not JSON and stay
+// hand-written beside this: the live event stream (SSE), an artifact's bytes and the audit export; the document lists them here.
 import { createOpenApiFetchHandler, forEachOpenApiProcedure, generateOpenApiDocument, type OpenApiMeta } from "trpc-to-openapi";
 import { z, ZodError } from "zod";
+import { auditEventSchema, auditFilterInput } from "@/lib/api/audit-schemas";
+import { AUDIT_EXPORT_FORMATS } from "@/lib/audit-export";
 import { answerFor, errorResponse, refusalResponse } from "../error-map";
 import { PlantonError } from "../errors";
 import { MAX_BODY_BYTES, readBodyText } from "../input-guard";
@@ -37,6 +39,21 @@ const STREAMING_PATHS = {
       security: bearer,
       requestParams: { path: z.object({ id: jobId }), query: z.object({ after: z.int32().min(0).optional() }), header: z.object({ "last-event-id": z.string().optional() }) },
       responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } } },
+    },
+  },
+  "/audit/export": {
+    get: {
+      operationId: "audit-export",
+      tags: ["Audit"],
+      summary: "The filtered audit record as a streamed download (oldest first): CSV with the columns seq, at, actorLabel, … hash, or one JSON array of AuditEvent; takes GET /audit's filters. Also works with the console's session cookie",
+      security: bearer,
+      requestParams: { query: auditFilterInput.extend({ format: z.enum(AUDIT_EXPORT_FORMATS).default("csv"), org: z.string().optional().meta({ description: "The organization's slug; with an API token it may be left out" }) }) },
+      responses: {
+        200: {
+          description: "The file, as an attachment named audit-<org>-<YYYY-MM-DD>.csv|json",
+          content: { "text/csv": { schema: z.string() }, "application/json": { schema: z.array(auditEventSchema) } },
+        },
+      },
     },
   },
   "/jobs/{id}/artifacts/{artifactId}": {

@@ -9,7 +9,7 @@ import { PlantonError } from "../errors";
 import { assertSafeInput } from "../input-guard";
 import { IllegalTransitionError } from "../services/jobs/lifecycle";
 import { getOrganizationById, getOrganizationBySlug, membershipOf } from "../services/organizations/lookup";
-import { NOT_SIGNED_IN, type Context } from "./context";
+import { NOT_SIGNED_IN, type Caller, type Context } from "./context";
 
 /**
  * `requires` is the least role a procedure needs (the permission tests read it). `openapi` makes a
@@ -85,41 +85,48 @@ const orgInput = z.object({
     .meta({ description: "The organization's slug. With an API token it may be left out: the token's organization." }),
 });
 
+/**
+ * The caller's standing in one organization (`org` its slug, or an API token's organization): the
+ * actor to act as, or the refusal. Procedures take it through orgProcedure; the hand-written routes
+ * of /api/v1 that are not tRPC (the audit export) call it directly, so the rule stays one.
+ */
+export async function orgAccess(ctx: Context & { caller: Caller }, slug: string | undefined, need: Role) {
+  if (!slug && !ctx.caller.tokenOrgId) {
+    throw new TRPCError({ code: "BAD_REQUEST", message: "Nothing was done: name the organization (org, its slug), or call with an API token of that organization." });
+  }
+  const org = slug ? await getOrganizationBySlug(ctx.db, slug) : await getOrganizationById(ctx.db, ctx.caller.tokenOrgId!);
+  const role = org ? await membershipOf(ctx.db, org.id, ctx.caller.userId) : null;
+  if (org && !slug && !role) {
+    throw new TRPCError({
+      code: "FORBIDDEN",
+      message: `Nothing was done: the token's owner ${ctx.caller.email} is no longer a member of its organization. Ask one of its admins to add you, then create a new token.`,
+    });
+  }
+  if (!org || !role || (ctx.caller.tokenOrgId && ctx.caller.tokenOrgId !== org.id)) {
+    throw new TRPCError({ code: "NOT_FOUND", message: `Organization ${slug} was not found, or you are not a member of it. Ask one of its admins to add you.` });
+  }
+  if (!roleAllows(role, need)) {
+    throw new TRPCError({
+      code: "FORBIDDEN",
+      message: `Nothing was changed: this needs the ${need} role, and you are ${role === "admin" ? "an" : "a"} ${role} in ${org.slug}. Ask an admin of ${org.slug} to change your role in Settings → Members.`,
+    });
+  }
+  const actor: Actor = {
+    userId: ctx.caller.userId,
+    label: ctx.caller.tokenName ? `${ctx.caller.email} (token ${ctx.caller.tokenName})` : ctx.caller.email,
+    orgId: org.id,
+    role,
+    clientAddress: ctx.clientAddress,
+  };
+  return { actor, org };
+}
+
 /** A procedure in one organization (`input.org` is its slug, or an API token's organization) that needs at least `need`. */
 function orgProcedure(need: Role) {
   return authedProcedure
     .meta({ requires: need })
     .input(orgInput)
-    .use(async ({ ctx, input, next }) => {
-    if (!input.org && !ctx.caller.tokenOrgId) {
-      throw new TRPCError({ code: "BAD_REQUEST", message: "Nothing was done: name the organization (org, its slug), or call with an API token of that organization." });
-    }
-    const org = input.org ? await getOrganizationBySlug(ctx.db, input.org) : await getOrganizationById(ctx.db, ctx.caller.tokenOrgId!);
-    const role = org ? await membershipOf(ctx.db, org.id, ctx.caller.userId) : null;
-    if (org && !input.org && !role) {
-      throw new TRPCError({
-        code: "FORBIDDEN",
-        message: `Nothing was done: the token's owner ${ctx.caller.email} is no longer a member of its organization. Ask one of its admins to add you, then create a new token.`,
-      });
-    }
-    if (!org || !role || (ctx.caller.tokenOrgId && ctx.caller.tokenOrgId !== org.id)) {
-      throw new TRPCError({ code: "NOT_FOUND", message: `Organization ${input.org} was not found, or you are not a member of it. Ask one of its admins to add you.` });
-    }
-    if (!roleAllows(role, need)) {
-      throw new TRPCError({
-        code: "FORBIDDEN",
-        message: `Nothing was changed: this needs the ${need} role, and you are ${role === "admin" ? "an" : "a"} ${role} in ${org.slug}. Ask an admin of ${org.slug} to change your role in Settings → Members.`,
-      });
-    }
-    const actor: Actor = {
-      userId: ctx.caller.userId,
-      label: ctx.caller.tokenName ? `${ctx.caller.email} (token ${ctx.caller.tokenName})` : ctx.caller.email,
-      orgId: org.id,
-      role,
-      clientAddress: ctx.clientAddress,
-    };
-    return next({ ctx: { ...ctx, actor, org } });
-  });
+    .use(async ({ ctx, input, next }) => next({ ctx: { ...ctx, ...(await orgAccess(ctx, input.org, need)) } }));
 }
 
 export const viewerProcedure = orgProcedure("viewer");

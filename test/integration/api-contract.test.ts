@@ -162,6 +162,44 @@ describe("the typed client against the real server", () => {
     conforms("post", "/jobs/{jobId}/cancel", 200, cancelled);
   });
 
+  it("reads, verifies and exports the audit record, the export also with a viewer's session cookie", async () => {
+    const page = await client.audit.list({ action: "job", limit: 2 });
+    expect(page.events.length).toBe(2);
+    expect(page.events.every((e) => e.action.startsWith("job."))).toBe(true);
+    conforms("get", "/audit", 200, page);
+    const next = await client.audit.list({ action: "job", limit: 2, cursor: page.nextCursor! });
+    expect(next.events[0].seq).toBeLessThan(page.events[1].seq);
+    const verified = await client.audit.verify();
+    expect(verified).toMatchObject({ ok: true, broken: null, from: { seq: 0, checkpoint: null } });
+    conforms("get", "/audit/verify", 200, verified);
+    const checkpoints = await client.audit.checkpoints();
+    expect(checkpoints).toEqual({ checkpoints: [] });
+    conforms("get", "/audit/checkpoints", 200, checkpoints);
+
+    const json = JSON.parse(await new Response(await client.audit.export({ action: "job" }, "json")).text()) as { seq: number }[];
+    expect(json.map((e) => e.seq).slice(-2)).toEqual(page.events.map((e) => e.seq).reverse());
+    const eventSchema = ajv.compile({ $ref: "openapi#/components/schemas/AuditEvent" });
+    expect(json.every((e) => eventSchema(e)), JSON.stringify(eventSchema.errors)).toBe(true);
+    const csv = await new Response(await client.audit.export({ action: "job.create" })).text();
+    expect(csv.split("\r\n")[0]).toBe("seq,at,actorLabel,action,targetKind,targetName,targetId,environment,result,summary,clientAddress,changes,hash");
+
+    const signIn = await fetch(`${stack.server.url}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: stack.server.url },
+      body: JSON.stringify({ email: stack.org.users.viewer.email, password: "correct-horse-battery" }),
+    });
+    const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const download = await fetch(`${stack.server.url}/api/v1/audit/export?org=${stack.org.slug}&format=csv&action=job.create`, { headers: { cookie } });
+    expect(download.status).toBe(200);
+    expect(download.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(download.headers.get("content-disposition")).toBe(`attachment; filename="audit-${stack.org.slug}-${new Date().toISOString().slice(0, 10)}.csv"`);
+    expect(await download.text()).toBe(csv);
+    const bad = await fetch(`${stack.server.url}/api/v1/audit/export?org=${stack.org.slug}&from=last-week`, { headers: { cookie } });
+    expect([bad.status, (await bad.json()).error.message]).toEqual([400, "Nothing was exported: from: Give a time as ISO 8601, for example 2026-11-24T00:00:00Z"]);
+    const anonymous = await fetch(`${stack.server.url}/api/v1/audit/export?org=${stack.org.slug}`);
+    expect(anonymous.status).toBe(401);
+  });
+
   it("refuses in the product's words, as {error: {code, message}}", async () => {
     const refusal = (p: Promise<unknown>) => p.then(() => null, (e: PlantonApiError) => ({ status: e.status, code: e.code, message: e.message }));
     expect(await refusal(client.jobs.get("job_nope"))).toMatchObject({ status: 404, code: "NOT_FOUND", message: expect.stringMatching(/^Infra Job job_nope was not found/) });

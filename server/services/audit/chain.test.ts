@@ -8,6 +8,8 @@ import { auditChainHeads, auditEvents } from "@/db/schema";
 import { AUDIT_GENESIS_HASH } from "@/lib/audit";
 import { recordAudit } from "../../audit";
 import { rowsOf } from "@/db/client";
+import { createComponent } from "../components/create-component";
+import { createJob } from "../jobs/create-job";
 import { listAudit } from "./list";
 
 let t: TestDatabase;
@@ -65,5 +67,17 @@ describe("the audit chain", () => {
     const named = await listAudit(t.db, org.actor(), "acme", { target: "aws-b", action: "connection" });
     expect(named.events.map((e) => e.summary)).toEqual(["three", "two"]);
     expect((await listAudit(t.db, org.actor(), "acme", { q: "thr" })).events.map((e) => e.summary)).toEqual(["three"]);
+  });
+
+  it("gives a component's slice: its own events and its jobs', no one else's", async () => {
+    const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "slice-site", spec: { site_name: "slice" }, connection: "local-sandbox" });
+    const other = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "other-site", spec: { site_name: "other" }, connection: "local-sandbox" });
+    const job = await createJob(t.db, org.actor(), { componentId: c.id, operation: "preview" });
+    await createJob(t.db, org.actor(), { componentId: other.id, operation: "preview" });
+    const slice = await listAudit(t.db, org.actor(), "acme", { component: c.id });
+    expect(slice.events.map((e) => [e.action, e.targetId])).toEqual([
+      ["job.create", job.id],
+      ["component.create", c.id],
+    ]);
   });
 });

@@ -1,0 +1,158 @@
+// Audit benchmark: the audit record at a million events on a throwaway Postgres. It seeds the events
+// through the real chain trigger (set-based inserts; the trigger links each row at commit), then
+// prints the Audit page's server time (first page, a deep page by cursor, filtered pages), verify
+// throughput and export throughput with the process's peak RSS. It prints figures; it asserts nothing
+// about time, but exits non-zero if the seeded chain does not verify or the export misses events.
+//
+//   npx tsx bench/audit.ts                 (1 000 000 events; the seeding is most of the run)
+//   npx tsx bench/audit.ts --events 200000 --runs 20 --export 100000
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { sql } from "drizzle-orm";
+import { openDatabase, rowsOf } from "../db/client";
+import { encodeAuditCursor, listAudit } from "../server/services/audit/list";
+import { auditExportChunks } from "../server/services/audit/export";
+import { verifyChain } from "../server/services/audit/verify";
+import { seedTestOrg } from "../test/fixtures";
+import { startCluster } from "../test/postgres-cluster";
+
+const { values } = parseArgs({ options: { events: { type: "string" }, runs: { type: "string" }, export: { type: "string" }, batch: { type: "string" }, help: { type: "boolean" } } });
+if (values.help) {
+  process.stdout.write("Usage: npx tsx bench/audit.ts [--events 1000000] [--runs 15] [--export 100000] [--batch 250]\n");
+  process.exit(0);
+}
+const EVENTS = Number(values.events ?? 1_000_000);
+const RUNS = Number(values.runs ?? 15);
+const EXPORT = Number(values.export ?? 100_000);
+// Small transactions: the chain trigger updates one head row per event, and a transaction that updates it n times costs O(n²).
+const BATCH = Number(values.batch ?? 250);
+const PAGE = 50;
+const TARGET_MS = 50;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+async function cleanup() {
+  for (const fn of cleanups.splice(0).reverse()) await Promise.resolve(fn()).catch(() => {});
+}
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => void cleanup().finally(() => process.exit(130)));
+const note = (m: string) => console.log(`· ${m}`);
+
+const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+async function timed(fn: () => Promise<unknown>): Promise<{ median: number; p95: number }> {
+  await fn(); // warm the plan and the cache once
+  const xs: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    xs.push(ms(t0));
+  }
+  return { median: quantile(xs, 0.5), p95: quantile(xs, 0.95) };
+}
+
+async function main() {
+  note("starting Postgres…");
+  const cluster = await startCluster();
+  cleanups.push(() => cluster.stop());
+  const { default: postgres } = await import("postgres");
+  const admin = postgres(cluster.url("postgres"), { max: 1, onnotice: () => {} });
+  await admin.unsafe("create database planton_bench_audit");
+  await admin.end();
+  const handle = await openDatabase({ url: cluster.url("planton_bench_audit") });
+  cleanups.push(() => handle.close());
+  const db = handle.db;
+  const org = await seedTestOrg(db, { slug: "bench" });
+  const actor = org.actor("viewer");
+
+  // ── Seeding: set-based inserts, each committed on its own; the deferred chain trigger links every row at commit.
+  note(`seeding ${EVENTS.toLocaleString("en")} events in statements of ${BATCH.toLocaleString("en")}…`);
+  const start = Date.now() - 365 * 86_400_000;
+  const seedT0 = process.hrtime.bigint();
+  for (let from = 1; from <= EVENTS; from += BATCH) {
+    const to = Math.min(EVENTS, from + BATCH - 1);
+    await db.execute(sql`
+      insert into audit_events (id, org_id, actor_id, actor_label, action, target_type, target_id, target_name, environment, result, summary, changes, client_address, created_at)
+      select 'aud_bench' || lpad(i::text, 9, '0'), ${org.orgId}, null,
+             'user' || (i % 40) || '@acme.example',
+             (array['job.create','job.approve','job.cancel','component.update','session.sign_in','secret.write','connection.update','job.rerun'])[1 + i % 8],
+             (array['infra_job','infra_job','infra_job','infra_component','session','secret','connection','infra_job'])[1 + i % 8],
+             'tgt_' || (i % 5000), 'component-' || (i % 5000),
+             (array['dev','staging','prod'])[1 + i % 3],
+             case when i % 50 = 0 then 'failure' else 'success' end,
+             'event ' || i || ' on component-' || (i % 5000),
+             case when i % 8 = 3 then jsonb_build_object('replicas', jsonb_build_object('from', i % 5, 'to', i % 5 + 1)) end,
+             '10.0.' || (i % 250) || '.' || (i % 200),
+             ${new Date(start).toISOString()}::timestamptz + (i * interval '1 second' * ${(365 * 86_400) / EVENTS})
+      from generate_series(${from}::int, ${to}::int) i
+      order by i`);
+    process.stdout.write(`\r· seeded ${to.toLocaleString("en")}`);
+  }
+  const seedMs = ms(seedT0);
+  process.stdout.write("\n");
+  await db.execute(sql`analyze audit_events`);
+  const [{ head }] = rowsOf<{ head: string }>(await db.execute(sql`select seq as head from audit_chain_heads where chain = ${org.orgId}`));
+  const headSeq = Number(head);
+
+  // ── Pages: the service the Audit page, the CLI and GET /audit call, timed in this process.
+  note(`timing pages (${RUNS} runs each after one warm-up)…`);
+  const deep = encodeAuditCursor(Math.max(1, headSeq - PAGE * 1000));
+  const lastWeek = new Date(start + 358 * 86_400_000).toISOString();
+  const pages: [string, () => Promise<unknown>][] = [
+    ["first page", () => listAudit(db, actor, "bench", { limit: PAGE })],
+    ["page 1000 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, cursor: deep })],
+    ["filtered: approvals in prod last week", () => listAudit(db, actor, "bench", { limit: PAGE, action: "job.approve", environment: "prod", from: lastWeek })],
+    ["filtered: one actor, page 100 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, actor: "user7@acme.example", cursor: encodeAuditCursor(Math.max(1, headSeq - 40 * PAGE * 100)) })],
+    ["filtered: action family job, failures", () => listAudit(db, actor, "bench", { limit: PAGE, action: "job", result: "failure" })],
+    ["filtered: one target", () => listAudit(db, actor, "bench", { limit: PAGE, target: "component-42" })],
+    ["search: \"component-4217\"", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })],
+  ];
+  const pageFigures: [string, { median: number; p95: number }][] = [];
+  for (const [name, fn] of pages) pageFigures.push([name, await timed(fn)]);
+
+  // ── Verify: the whole chain, in SQL batches.
+  note("verifying the chain…");
+  const vT0 = process.hrtime.bigint();
+  const v = await verifyChain(db, org.orgId);
+  const verifyMs = ms(vT0);
+  if (!v.ok) throw new Error(`the seeded chain does not verify: ${v.broken?.message}`);
+
+  // ── Export: the newest EXPORT events as CSV and JSON, chunks consumed as the route streams them.
+  const exportFrom = rowsOf<{ at: string }>(await db.execute(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at from audit_events where org_id = ${org.orgId} and seq = ${headSeq - EXPORT + 1}`))[0].at;
+  const exportFigures: { format: string; events: number; ms: number; bytes: number; rssBefore: number; rssPeak: number }[] = [];
+  for (const format of ["csv", "json"] as const) {
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
+    const t0 = process.hrtime.bigint();
+    let bytes = 0;
+    for await (const chunk of auditExportChunks(db, actor, "bench", { from: exportFrom }, format)) {
+      bytes += Buffer.byteLength(chunk);
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }
+    const took = ms(t0);
+    clearInterval(sampler);
+    // The newest EXPORT seeded events, and the organization's own creation (recorded now, before the seed).
+    const [{ n }] = rowsOf<{ n: string }>(await db.execute(sql`select count(*) as n from audit_events where org_id = ${org.orgId} and created_at >= ${exportFrom}::timestamptz`));
+    exportFigures.push({ format, events: Number(n), ms: took, bytes, rssBefore, rssPeak });
+  }
+
+  // ── Figures.
+  const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  console.log(`\nAudit record at ${headSeq.toLocaleString("en")} events (one organization's chain), Postgres ${rowsOf<{ server_version: string }>(await db.execute(sql`show server_version`))[0].server_version}, ${os.cpus().length} cores (${os.cpus()[0]?.model}), load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(`\nSeeding through the chain trigger: ${(seedMs / 1000).toFixed(1)} s, ${Math.round((EVENTS / seedMs) * 1000).toLocaleString("en")} events/s`);
+  console.log(`\nAudit page, ${PAGE} events, server time (median / p95 of ${RUNS}; target ≤ ${TARGET_MS} ms):`);
+  for (const [name, f] of pageFigures) console.log(`  ${name.padEnd(42)} ${f.median.toFixed(1).padStart(7)} ms  ${f.p95.toFixed(1).padStart(7)} ms  ${f.p95 <= TARGET_MS ? "ok" : "MISSES the target"}`);
+  console.log(`\nVerify: ${v.checked.toLocaleString("en")} events in ${(verifyMs / 1000).toFixed(1)} s, ${Math.round((v.checked / verifyMs) * 1000).toLocaleString("en")} events/s`);
+  console.log(`\nExport of the newest ${exportFigures[0].events.toLocaleString("en")} events (service chunks, as the route streams them):`);
+  for (const e of exportFigures) {
+    console.log(`  ${e.format.padEnd(5)} ${(e.ms / 1000).toFixed(1)} s, ${Math.round((e.events / e.ms) * 1000).toLocaleString("en")} events/s, ${mb(e.bytes)} written; RSS ${mb(e.rssBefore)} before, peak ${mb(e.rssPeak)} (+${mb(e.rssPeak - e.rssBefore)})`);
+  }
+}
+
+main()
+  .then(cleanup, async (err) => {
+    console.error(err);
+    await cleanup();
+    process.exitCode = 1;
+  });
