@@ -513,10 +513,11 @@ describe("planton CLI", () => {
 
 describe("planton audit", () => {
   it("list takes the Audit page's filters as flags and pages with --all; verify exits 1 naming a tampered event and 0 once restored; export streams to a 0600 file; --archive checks a sealed archive", async () => {
+    for (let i = 0; i < 3; i++) await api.jobs.create(ids.mover, { operation: "preview", versionMessage: `audit ${i}` });
     const pagedJson = await planton(["audit", "list", "--action", "job", "--limit", "2", "--all", "--output", "json"]);
     expect([pagedJson.code, pagedJson.stderr]).toEqual([0, ""]);
     const jobEvents = JSON.parse(pagedJson.stdout) as { seq: number; action: string }[];
-    expect(jobEvents.length).toBeGreaterThan(4);
+    expect(jobEvents.length).toBeGreaterThanOrEqual(3);
     expect(jobEvents.every((e) => e.action.startsWith("job."))).toBe(true);
     expect(jobEvents.map((e) => e.seq)).toEqual([...jobEvents.map((e) => e.seq)].sort((a, b) => b - a));
     const firstPage = JSON.parse((await planton(["audit", "list", "--action", "job", "--limit", "2", "--output", "json"])).stdout);
