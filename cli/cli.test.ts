@@ -544,7 +544,7 @@ describe("planton audit", () => {
     await tamper("nothing ran");
     const broken = await planton(["audit", "verify"]);
     expect(broken.code).toBe(1);
-    expect(broken.stderr.trim()).toMatch(new RegExp(`^Event #${created.seq} \\(job\\.create by ${org.users.engineer.email.replaceAll(".", "\\.")}, \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\) was changed after it was recorded: its content no longer matches its hash\\.$`));
+    expect(broken.stderr.trim()).toMatch(new RegExp(`^Event #${created.seq} \\(job\\.create by ${org.users.engineer.email.replaceAll(".", "\\.")} \\(token cli-tests\\), \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\) was changed after it was recorded: its content no longer matches its hash\\.$`));
     expect(broken.stdout).toMatch(/^Head: #\d+ [0-9a-f]{64}\n/);
     await tamper(created.summary);
     expect((await planton(["audit", "verify"])).code).toBe(0);
@@ -556,7 +556,9 @@ describe("planton audit", () => {
     const rows = JSON.parse(fs.readFileSync(file, "utf8")) as { seq: number }[];
     expect(rows.map((r) => r.seq)).toEqual(jobEvents.filter((e) => e.action === "job.create").map((e) => e.seq).reverse());
     const toStdout = await planton(["audit", "export", "--action", "job.create"]);
-    expect(toStdout.stdout).toBe(csv.stdout);
+    // The list is newest first, the export oldest first: the same lines, reversed.
+    const csvLines = (text: string) => text.split("\r\n").filter(Boolean);
+    expect(csvLines(toStdout.stdout)).toEqual([csvLines(csv.stdout)[0], ...csvLines(csv.stdout).slice(1).reverse()]);
 
     const dir = path.join(infraRoot, "audit-archive");
     const sealed = await sealChain(t.db, org.orgId, { retentionDays: 1, dir }, new Date(Date.now() + 2 * 86_400_000));
