@@ -1,7 +1,7 @@
 // Reading the audit record: the organization's events, newest first, with the filters the Audit page,
 // the CLI, the REST API and the exports share. Keyset-paginated on (org_id, seq), so the thousandth
 // page costs what the first does.
-import { and, desc, eq, gte, inArray, like, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, like, lt, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { auditEvents, infraJobs } from "@/db/schema";
@@ -18,8 +18,9 @@ export function auditConditions(orgId: string, f: AuditFilter): SQL[] {
   if (f.targetKind) conds.push(eq(auditEvents.targetType, f.targetKind));
   if (f.target) conds.push(or(eq(auditEvents.targetName, f.target), eq(auditEvents.targetId, f.target))!);
   if (f.component) {
-    const jobs = sql`select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${f.component}`;
-    conds.push(or(eq(auditEvents.targetId, f.component), inArray(auditEvents.targetId, jobs))!);
+    // Parenthesized by hand: inArray() of a raw sql subquery renders without them, which is a syntax error.
+    const jobs = sql`${auditEvents.targetId} in (select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${f.component})`;
+    conds.push(or(eq(auditEvents.targetId, f.component), jobs)!);
   }
   if (f.environment) conds.push(eq(auditEvents.environment, f.environment));
   if (f.result) conds.push(eq(auditEvents.result, f.result));
