@@ -132,7 +132,7 @@ export function auditCommand(): Command {
       for await (const events of pages(api, filterOf(o), o.limit, !!o.all)) {
         if (o.output === "csv") for (const e of events) process.stdout.write(auditCsvLine(e));
         else if (o.output === "json") for (const e of events) process.stdout.write(`${n++ ? "," : ""}\n${JSON.stringify(e)}`);
-        else {
+        else if (events.length) {
           const rows = events.map((e) => [String(e.seq), when(e.at), e.actorLabel, e.action, e.targetName ?? e.targetId ?? "-", e.environment ?? "-", e.result === "failure" ? c.red(e.result) : e.result, e.summary]);
           for (const line of table(rows, n ? undefined : ["SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "ENV", "RESULT", "SUMMARY"])) out(line);
           n += events.length;

@@ -45,6 +45,7 @@ export const auditEvents = pgTable(
     uniqueIndex("audit_events_org_seq_idx").on(t.orgId, t.seq),
     index("audit_events_org_action_seq_idx").on(t.orgId, t.action, t.seq),
     index("audit_events_org_actor_seq_idx").on(t.orgId, t.actorLabel, t.seq),
+    index("audit_events_org_target_name_seq_idx").on(t.orgId, t.targetName, t.seq),
     index("audit_events_search_idx").using("gin", t.search),
   ],
 );

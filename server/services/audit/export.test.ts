@@ -64,6 +64,7 @@ describe("audit export", () => {
     expect(all).toEqual(JSON.parse(JSON.stringify(listed.events)).reverse());
     expect(JSON.parse(await exported("format=json&environment=prod&result=success")).map((e: { summary: string }) => e.summary)).toEqual(["-cancelled"]);
     expect(JSON.parse(await exported("format=json&environment=nowhere"))).toEqual([]);
+    expect(JSON.parse(await exported("format=json&component=cmp_nowhere"))).toEqual([]);
   });
 
   it("refuses a bad format, an unknown parameter and a bad filter in words", async () => {
@@ -79,6 +80,7 @@ describe("audit export", () => {
     expect(refusal("format=xml")).toBe("Nothing was exported: format xml is not one the export writes. Use format=csv or format=json.");
     expect(refusal("actr=ann")).toMatch(/^Nothing was exported: actr is not a filter of the audit record\. Use actor, action, /);
     expect(refusal("from=yesterday")).toBe("Nothing was exported: from: Give a time as ISO 8601, for example 2026-11-24T00:00:00Z");
+    expect(refusal("org=acme%00")).toMatch(/^The org cannot be stored: it contains a NUL byte/);
     expect(refusal("actor=ann%00")).toMatch(/^The actor cannot be stored: it contains a NUL byte/);
     expect(refusal("action=job.nothing")).toMatch(/^Nothing was exported: action: Action must be one the record keeps/);
   });

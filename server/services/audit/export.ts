@@ -16,13 +16,13 @@ const PARAMS = ["org", "format", ...Object.keys(auditFilterInput.shape)];
 
 /** The export's format and filter from a URL's query (`?format=csv&action=job.approve&from=…`); a bad one is refused in words. */
 export function parseExportQuery(params: URLSearchParams): { org?: string; format: AuditExportFormat; filter: AuditFilter } {
+  // What the tRPC procedures refuse before any schema (NUL bytes, lone surrogates) is refused here too, before SQL sees it.
+  assertSafeInput(Object.fromEntries(params));
   const unknown = [...params.keys()].find((k) => !PARAMS.includes(k));
   if (unknown) throw badRequest(`Nothing was exported: ${unknown} is not a filter of the audit record. Use ${PARAMS.slice(2).join(", ")} (and format, org).`, unknown);
   const format = params.get("format") ?? "csv";
   if (!(AUDIT_EXPORT_FORMATS as readonly string[]).includes(format)) throw badRequest(`Nothing was exported: format ${format} is not one the export writes. Use format=csv or format=json.`, "format");
   const raw = Object.fromEntries([...params].filter(([k]) => k !== "org" && k !== "format"));
-  // What the tRPC procedures refuse before any schema (NUL bytes, lone surrogates) is refused here too, before SQL sees it.
-  assertSafeInput(raw);
   try {
     return { org: params.get("org") ?? undefined, format: format as AuditExportFormat, filter: auditFilterInput.parse(raw) };
   } catch (err) {

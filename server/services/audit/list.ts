@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { auditEvents, infraJobs } from "@/db/schema";
 import { auditActionTitle, auditTargetHref, type AuditResult } from "@/lib/audit";
-import { auditFilterInput, encodeAuditCursor, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
+import { auditFilterInput, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
 import type { Actor } from "../../actor";
 import { badRequest } from "../../errors";
 
@@ -18,9 +18,9 @@ export function auditConditions(orgId: string, f: AuditFilter): SQL[] {
   if (f.targetKind) conds.push(eq(auditEvents.targetType, f.targetKind));
   if (f.target) conds.push(or(eq(auditEvents.targetName, f.target), eq(auditEvents.targetId, f.target))!);
   if (f.component) {
-    // Parenthesized by hand: inArray() with a raw subquery writes `in select …`, which Postgres refuses.
-    const jobs = sql`(select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${f.component})`;
-    conds.push(or(eq(auditEvents.targetId, f.component), sql`${auditEvents.targetId} in ${jobs}`)!);
+    // Parenthesized by hand: inArray() of a raw sql subquery renders without them, which is a syntax error.
+    const jobs = sql`${auditEvents.targetId} in (select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${f.component})`;
+    conds.push(or(eq(auditEvents.targetId, f.component), jobs)!);
   }
   if (f.environment) conds.push(eq(auditEvents.environment, f.environment));
   if (f.result) conds.push(eq(auditEvents.result, f.result));
@@ -57,7 +57,7 @@ export function auditEventView(org: string, r: AuditRow): AuditEventView {
   };
 }
 
-export { encodeAuditCursor };
+export const encodeAuditCursor = (seq: number) => Buffer.from(`seq:${seq}`).toString("base64url");
 export function decodeAuditCursor(cursor: string): number {
   const m = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString());
   if (!m) throw badRequest("Nothing was listed: the cursor is not one this list gave out. Pass the nextCursor of the previous page as is, or leave it out to start from the newest.", "cursor");

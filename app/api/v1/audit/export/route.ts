@@ -20,9 +20,17 @@ export const GET = streamingRoute(
     const { org: slug, format, filter } = parseExportQuery(url.searchParams);
     const { actor, org } = await orgAccess({ ...context, caller: context.caller }, slug, "viewer");
     const chunks = auditExportChunks(rt.db, actor, org.slug, filter, format);
+    // The opening and the first batch are read before answering, so a failure there is an answer, not a cut-off file.
+    const ready: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const next = await chunks.next();
+      if (next.done) break;
+      ready.push(next.value);
+    }
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
+        if (ready.length) return controller.enqueue(encoder.encode(ready.shift()!));
         try {
           const next = await chunks.next();
           if (next.done) controller.close();
