@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { auditEvents, infraJobs } from "@/db/schema";
 import { auditActionTitle, auditTargetHref, type AuditResult } from "@/lib/audit";
-import { auditFilterInput, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
+import { auditFilterInput, encodeAuditCursor, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
 import type { Actor } from "../../actor";
 import { badRequest } from "../../errors";
 
@@ -57,7 +57,7 @@ export function auditEventView(org: string, r: AuditRow): AuditEventView {
   };
 }
 
-export const encodeAuditCursor = (seq: number) => Buffer.from(`seq:${seq}`).toString("base64url");
+export { encodeAuditCursor };
 export function decodeAuditCursor(cursor: string): number {
   const m = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString());
   if (!m) throw badRequest("Nothing was listed: the cursor is not one this list gave out. Pass the nextCursor of the previous page as is, or leave it out to start from the newest.", "cursor");
