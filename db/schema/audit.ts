@@ -36,7 +36,7 @@ export const auditEvents = pgTable(
     prevHash: text("prev_hash"),
     hash: text("hash"),
     search: tsvector("search").generatedAlwaysAs(
-      sql`to_tsvector('simple', coalesce("summary", '') || ' ' || "actor_label" || ' ' || coalesce("target_name", '') || ' ' || "action")`,
+      sql`to_tsvector('simple', coalesce("summary", '') || ' ' || "actor_label" || ' ' || coalesce("target_name", '') || ' ' || translate("action", '._', '  '))`,
     ),
   },
   (t) => [

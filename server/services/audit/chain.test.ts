@@ -67,6 +67,8 @@ describe("the audit chain", () => {
     const named = await listAudit(t.db, org.actor(), "acme", { target: "aws-b", action: "connection" });
     expect(named.events.map((e) => e.summary)).toEqual(["three", "two"]);
     expect((await listAudit(t.db, org.actor(), "acme", { q: "thr" })).events.map((e) => e.summary)).toEqual(["three"]);
+    // An action is searched by its words: "delete" finds connection.delete.
+    expect((await listAudit(t.db, org.actor(), "acme", { q: "delete" })).events.map((e) => e.summary)).toEqual(["three"]);
   });
 
   it("gives a component's slice: its own events and its jobs', no one else's", async () => {
