@@ -132,3 +132,9 @@ export function auditTargetHref(org: string, kind: string, targetId: string | nu
 export function auditActionTitle(action: string): string {
   return (AUDIT_ACTIONS as Record<string, { title: string }>)[action]?.title ?? action;
 }
+
+/**
+ * The cursor that lists events older than `seq` (a page's nextCursor; the console's "Show event #n"
+ * starts at `seq + 1`). Here, not beside the API schemas, so the console's pages take it without them.
+ */
+export const encodeAuditCursor = (seq: number) => btoa(`seq:${seq}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");

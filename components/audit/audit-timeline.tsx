@@ -2,7 +2,8 @@
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { ScrollText } from "lucide-react";
-import { encodeAuditCursor, type AuditFilter } from "@/lib/api/audit-schemas";
+import type { AuditFilter } from "@/lib/api/audit-schemas";
+import { encodeAuditCursor } from "@/lib/audit";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";

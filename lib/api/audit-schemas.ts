@@ -60,9 +60,6 @@ export const auditEventSchema = z
   .meta({ id: "AuditEvent" });
 export type AuditEventView = z.infer<typeof auditEventSchema>;
 
-/** The cursor that lists events older than `seq` (a page's nextCursor; the console's "Show event #n" starts at `seq + 1`). */
-export const encodeAuditCursor = (seq: number) => btoa(`seq:${seq}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-
 export const auditPageSchema = z
   .object({ events: z.array(auditEventSchema), nextCursor: z.string().nullable().meta({ description: "Pass as ?cursor= for the next page; null on the last" }) })
   .meta({ id: "AuditPage" });

@@ -5,8 +5,8 @@ import { and, desc, eq, gte, like, lt, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { auditEvents, infraJobs } from "@/db/schema";
-import { auditActionTitle, auditTargetHref, type AuditResult } from "@/lib/audit";
-import { auditFilterInput, encodeAuditCursor, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
+import { auditActionTitle, auditTargetHref, encodeAuditCursor, type AuditResult } from "@/lib/audit";
+import { auditFilterInput, listAuditInput, type AuditEventView, type AuditFilter } from "@/lib/api/audit-schemas";
 import type { Actor } from "../../actor";
 import { badRequest } from "../../errors";
 
