@@ -18,10 +18,13 @@ export interface SignedInSession {
   sessionId: string;
 }
 
+/** The organizations a person belongs to, with their role in each: the chains their events go to. */
+const organizationsOf = (db: Queryable, userId: string) => db.select({ orgId: memberships.orgId, role: memberships.role }).from(memberships).where(eq(memberships.userId, userId));
+
 async function accountOf(db: Queryable, email: string) {
   const [user] = await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email.toLowerCase()));
   if (!user) return null;
-  const orgs = await db.select({ orgId: memberships.orgId, role: memberships.role }).from(memberships).where(eq(memberships.userId, user.id));
+  const orgs = await organizationsOf(db, user.id);
   return { ...user, orgs };
 }
 
@@ -41,7 +44,7 @@ export async function auditSignIn(db: Queryable, userId: string, token: string |
   const [user] = await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, userId));
   if (!user) return;
   const [session] = token ? await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.token, token)) : [];
-  const orgs = await db.select({ orgId: memberships.orgId, role: memberships.role }).from(memberships).where(eq(memberships.userId, user.id));
+  const orgs = await organizationsOf(db, user.id);
   await recordEverywhere(db, { userId: user.id, label: user.email, clientAddress }, orgs, {
     action: "session.sign_in",
     targetId: session?.id ?? null,
@@ -65,7 +68,7 @@ export async function auditSignInFailure(db: Queryable, typedEmail: string, clie
 }
 
 export async function auditSignOut(db: Queryable, session: SignedInSession, clientAddress: string | null): Promise<void> {
-  const orgs = await db.select({ orgId: memberships.orgId, role: memberships.role }).from(memberships).where(eq(memberships.userId, session.userId));
+  const orgs = await organizationsOf(db, session.userId);
   await recordEverywhere(db, { userId: session.userId, label: session.email, clientAddress }, orgs, {
     action: "session.sign_out",
     targetId: session.sessionId,
