@@ -128,6 +128,9 @@ export function auditTargetHref(org: string, kind: string, targetId: string | nu
   }
 }
 
+/** Whether `a` names an action the record keeps ("job.approve") or a family of them ("job"): the filters' one rule. */
+export const isAuditActionOrFamily = (a: string) => (AUDIT_ACTION_NAMES as string[]).includes(a) || AUDIT_ACTION_NAMES.some((n) => n.startsWith(`${a}.`));
+
 /** "approved a job", or the action's own name for one recorded before it had words. */
 export function auditActionTitle(action: string): string {
   return (AUDIT_ACTIONS as Record<string, { title: string }>)[action]?.title ?? action;

@@ -1,6 +1,6 @@
 // The Audit page's filters as they live in the URL (so a view can be shared and survives a reload),
 // and the same filters as audit.list and the export take them (lib/api/audit-schemas.ts).
-import { AUDIT_ACTION_NAMES, AUDIT_RESULTS, AUDIT_TARGET_KIND_NAMES, type AuditResult, type AuditTargetKind } from "@/lib/audit";
+import { AUDIT_ACTION_NAMES, AUDIT_RESULTS, AUDIT_TARGET_KIND_NAMES, isAuditActionOrFamily, type AuditResult, type AuditTargetKind } from "@/lib/audit";
 import type { AuditFilter } from "@/lib/api/audit-schemas";
 
 /** The URL query keys of the page: the API's filters plus `range`, a preset the page turns into `from`. */
@@ -37,7 +37,7 @@ const isoOrUndefined = (v: string | undefined) => {
  */
 export function auditApiFilter(f: AuditUrlFilter, anchor: number): AuditFilter {
   const preset = f.range && f.range in AUDIT_RANGES ? AUDIT_RANGES[f.range as AuditRange] : null;
-  const action = f.action && ((AUDIT_ACTION_NAMES as string[]).includes(f.action) || AUDIT_ACTION_NAMES.some((n) => n.startsWith(`${f.action}.`))) ? f.action : undefined;
+  const action = f.action && isAuditActionOrFamily(f.action) ? f.action : undefined;
   return {
     actor: f.actor,
     action,

@@ -2,15 +2,15 @@
 // output, REST and the OpenAPI document are generated from them, lib/client, the CLI, the Audit page
 // and the exports take their types and columns from them.
 import { z } from "zod";
-import { AUDIT_ACTION_NAMES, AUDIT_RESULTS, AUDIT_TARGET_KIND_NAMES } from "../audit";
+import { AUDIT_ACTION_NAMES, AUDIT_RESULTS, AUDIT_TARGET_KIND_NAMES, isAuditActionOrFamily } from "../audit";
 import { timestamp } from "./schemas";
 
 /** An action ("job.approve") or a family of them ("job"). */
 const actionFilter = z
   .string()
   .trim()
-  .refine((a) => (AUDIT_ACTION_NAMES as string[]).includes(a) || AUDIT_ACTION_NAMES.some((n) => n.startsWith(`${a}.`)), {
-    error: `Action must be one the record keeps (${AUDIT_ACTION_NAMES.slice(0, 3).join(", ")}, …; see \`planton audit actions\`) or a family of them (job, component, …)`,
+  .refine(isAuditActionOrFamily, {
+    error: `Action must be one the record keeps (${AUDIT_ACTION_NAMES.slice(0, 3).join(", ")}, …: the Audit page's Action filter lists them all) or a family of them (job, component, …)`,
   });
 
 const when = z.iso.datetime({ offset: true, error: "Give a time as ISO 8601, for example 2026-11-24T00:00:00Z" });
