@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "./client";
@@ -5,6 +6,12 @@ import { createTestDatabase, testDriver } from "../test/database";
 import { organizations } from "./schema";
 
 describe(`migrations (${testDriver})`, () => {
+  it("are stamped in order: drizzle applies only those newer than the last applied, so an older stamp would be skipped on upgrade", () => {
+    const journal = JSON.parse(readFileSync(new URL("./migrations/meta/_journal.json", import.meta.url), "utf8")) as { entries: { tag: string; when: number }[] };
+    const out = journal.entries.filter((e, i) => i > 0 && e.when <= journal.entries[i - 1].when).map((e) => e.tag);
+    expect(out, "migrations stamped no later than the one before them").toEqual([]);
+  });
+
   it("apply from an empty PGlite database and create every table", async () => {
     const h = await openDatabase({ dataDir: "memory://" });
     const rows = await h.db.execute<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public'`);

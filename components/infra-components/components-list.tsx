@@ -80,7 +80,7 @@ export function ComponentsList() {
         </div>
         <div className="-mx-5 -mb-4">
           <QueryState query={list} loading="Loading components…">
-            {(rows) =>
+            {({ components: rows }) =>
               rows.length === 0 ? (
                 <EmptyState
                   icon={<Boxes className="h-8 w-8" />}

@@ -40,7 +40,7 @@ export function CreateComponentForm() {
 
   const create = useMutation(
     trpc.components.create.mutationOptions({
-      onSuccess: async (row) => {
+      onSuccess: async ({ component: row }) => {
         await queryClient.invalidateQueries({ queryKey: trpc.components.list.queryKey() });
         toast.success(`Created ${row.name}`);
         router.push(`/o/${org.slug}/components/${row.id}`);

@@ -86,7 +86,7 @@ export function JobsList() {
           {select("result", "Result", JOB_RESULTS.filter((r) => r !== "tbd").map((r) => ({ value: r, label: r })), "w-28")}
           {select("operation", "Operation", OPERATIONS.map((o) => ({ value: o, label: operationLabel(o) })), "w-32")}
           {select("environment", "Environment", (envs.data ?? []).map((e) => ({ value: e.name, label: e.name })), "w-28")}
-          {select("componentId", "Component", (components.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-40")}
+          {select("componentId", "Component", (components.data?.components ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-40")}
           {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-40")}
           {filtered && (
             <button type="button" onClick={() => router.replace(pathname)} className="pb-2 text-sm text-indigo-600 hover:underline">

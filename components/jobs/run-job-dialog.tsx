@@ -98,7 +98,7 @@ function RunJobDialog({ componentId: fixed, onClose }: { componentId?: string; o
         {!fixed && (
           <SelectField label="Infra Component" value={componentId} onChange={(e) => setComponentId(e.target.value)} error={errors.componentId}>
             <option value="">Choose a component…</option>
-            {components.data?.map((c) => (
+            {components.data?.components.map((c) => (
               <option key={c.id} value={c.id}>
                 {c.name} ({c.environment})
               </option>

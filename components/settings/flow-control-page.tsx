@@ -132,9 +132,9 @@ function WhichPolicy() {
   return (
     <Card title="Which policy applies?" description="Pick a component to see the policy its next job will follow, and why.">
       <div className="max-w-md">
-        <SelectField label="Infra Component" value={componentId} onChange={(e) => setComponentId(e.target.value)} hint={components.data?.length === 0 ? "This organization has no components yet." : undefined}>
+        <SelectField label="Infra Component" value={componentId} onChange={(e) => setComponentId(e.target.value)} hint={components.data?.components.length === 0 ? "This organization has no components yet." : undefined}>
           <option value="">Choose a component…</option>
-          {components.data?.map((c) => (
+          {components.data?.components.map((c) => (
             <option key={c.id} value={c.id}>
               {c.name} ({c.environment})
             </option>
@@ -261,7 +261,7 @@ function PolicyForm({ policy, policies, onClose }: { policy?: Policy; policies: 
           {selector === "component" && (
             <SelectField label="Component" value={target} disabled={!!policy} onChange={(e) => setTarget(e.target.value)} error={errors.target}>
               <option value="">Choose…</option>
-              {components.data?.map((c) => (
+              {components.data?.components.map((c) => (
                 <option key={c.id} value={c.id}>
                   {c.name} ({c.environment})
                 </option>

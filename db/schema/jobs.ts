@@ -33,6 +33,8 @@ export const infraJobs = pgTable(
     createdBy: text("created_by"),
     createdByLabel: text("created_by_label").notNull().default("system"),
     rerunOf: text("rerun_of"),
+    /** The component's spec version the job ran (its registered configuration identity); null for jobs made before versions were kept. */
+    specVersion: integer("spec_version"),
     /** The four essentials and the authorization check, as `PreflightReport`. */
     preflight: jsonb("preflight").$type<PreflightReport>().notNull(),
     /** `IacInput` of lib/runner-protocol.ts, minus what a claim adds; null when preflight failed before it could be built. */

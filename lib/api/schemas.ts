@@ -92,6 +92,7 @@ const jobFields = {
   componentId: z.string(),
   createdByLabel: z.string(),
   rerunOf: z.string().nullable(),
+  specVersion: z.number().int().nullable().meta({ description: "The component's spec version the job ran (GET /components/{id}/versions); null for jobs made before versions were kept" }),
   cancelRequestedAt: timestamp.nullable(),
   createdAt: timestamp,
   startedAt: timestamp.nullable(),

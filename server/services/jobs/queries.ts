@@ -41,6 +41,7 @@ const summaryColumns = {
   environment: environments.name,
   createdByLabel: infraJobs.createdByLabel,
   rerunOf: infraJobs.rerunOf,
+  specVersion: infraJobs.specVersion,
   cancelRequestedAt: infraJobs.cancelRequestedAt,
   createdAt: infraJobs.createdAt,
   startedAt: infraJobs.startedAt,
