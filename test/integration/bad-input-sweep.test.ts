@@ -184,6 +184,7 @@ function sweepOn(driver: "postgres" | "pglite") {
       };
       const routes = Object.entries(doc.paths).flatMap(([route, ops]) => Object.entries(ops).map(([method, op]) => ({ route, method: method.toUpperCase(), op })));
       expect(routes.length).toBeGreaterThan(10);
+      const tasks: (() => Promise<void>)[] = [];
       for (const { route, method, op } of routes) {
         const params = op.parameters ?? [];
         const fill = (value: string, raw = false) => route.replace(/\{(\w+)\}/g, () => (raw ? value : pct(value)));
@@ -193,19 +194,21 @@ function sweepOn(driver: "postgres" | "pglite") {
         for (const v of CORPUS) {
           const text = enc(v);
           // Path segments: encoded, and as sent raw (a malformed %-escape stays malformed).
-          await probe(tally, `${method} ${route} path=${text.slice(0, 40)}`, `${server.url}/api/v1${fill(text)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) });
-          if (text === "%E0%A4%A") await probe(tally, `${method} ${route} raw malformed path`, `${server.url}/api/v1${fill(text, true)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) });
+          tasks.push(() => probe(tally, `${method} ${route} path=${text.slice(0, 40)}`, `${server.url}/api/v1${fill(text)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) }));
+          if (text === "%E0%A4%A") tasks.push(() => probe(tally, `${method} ${route} raw malformed path`, `${server.url}/api/v1${fill(text, true)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) }));
           if (live) continue; // a real stream stays open by design; its inputs are the id and Last-Event-ID below
-          for (const q of query) await probe(tally, `${method} ${route} ?${q}=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}?${q}=${pct(text)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) });
+          for (const q of query) tasks.push(() => probe(tally, `${method} ${route} ?${q}=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}?${q}=${pct(text)}`, { method, headers: headers(), ...(method === "GET" ? {} : { body: "{}" }) }));
           if (method !== "GET") {
-            for (const f of fields) await probe(tally, `${method} ${route} body.${f}=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}`, { method, headers: headers(), body: JSON.stringify({ [f]: v }) });
-            await probe(tally, `${method} ${route} body=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}`, { method, headers: headers(), body: JSON.stringify(v) });
+            for (const f of fields) tasks.push(() => probe(tally, `${method} ${route} body.${f}=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}`, { method, headers: headers(), body: JSON.stringify({ [f]: v }) }));
+            tasks.push(() => probe(tally, `${method} ${route} body=${text.slice(0, 40)}`, `${server.url}/api/v1${fill("job_none")}`, { method, headers: headers(), body: JSON.stringify(v) }));
           }
         }
       }
       for (const id of ["99999999999999999999", "-1", "1e3", "abc", "9".repeat(5000), "1.5"]) {
-        await probe(tally, `event stream Last-Event-ID=${id.slice(0, 20)}`, `${server.url}/api/v1/jobs/job_none/events/stream`, { headers: { ...headers(), "last-event-id": id } });
+        tasks.push(() => probe(tally, `event stream Last-Event-ID=${id.slice(0, 20)}`, `${server.url}/api/v1/jobs/job_none/events/stream`, { headers: { ...headers(), "last-event-id": id } }));
       }
+      // As many at once as the tRPC sweep sends: a few tabs' worth, which also shakes out races.
+      await inParallel(tasks, PARALLEL);
       await probe(tally, "REST oversized body", `${server.url}/api/v1/jobs/job_none/rerun`, { method: "POST", headers: headers(), body: JSON.stringify({ versionMessage: "x".repeat(2 * 1024 * 1024) }) });
       await probe(tally, "REST body not JSON", `${server.url}/api/v1/jobs/job_none/rerun`, { method: "POST", headers: headers(), body: "{not json" });
       console.log(`bad-input sweep (${driver}) REST: ${tally.requests} requests, ${tally.ok} 2xx, ${tally.refused} 4xx, ${tally.failed.length} failures (5xx, hangs, leaks)`);
@@ -230,7 +233,7 @@ function sweepOn(driver: "postgres" | "pglite") {
         const components = await (
           await fetch(`${server.url}/api/trpc/components.list?input=${encodeURIComponent(JSON.stringify({ json: { org: ORG } }))}`, { headers: headers() })
         ).json();
-        const componentId = (components as { result: { data: { json: { id: string }[] } } }).result.data.json[0].id;
+        const componentId = (components as { result: { data: { json: { components: { id: string }[] } } } }).result.data.json.components[0].id;
         expect(list).toBeDefined();
         const job = await (await fetch(`${server.url}/api/v1/components/${componentId}/jobs`, { method: "POST", headers: headers(), body: JSON.stringify({ operation: "preview" }) })).json();
         const claim = await fetch(`${server.url}/api/runner/v1/claim`, { method: "POST", headers: { authorization: `Bearer ${runnerToken}`, "content-type": "application/json" }, body: JSON.stringify({ waitSeconds: 0 }) });
@@ -242,6 +245,7 @@ function sweepOn(driver: "postgres" | "pglite") {
         credential = claimed.credential.token;
       }
       const FIELDS = ["attemptId", "events", "seq", "ts", "type", "payload", "result", "reason", "plan", "outputs", "exitCode", "capacity", "waitSeconds", "version", "ID", "Operation", "Who", "Path"];
+      const tasks: (() => Promise<void>)[] = [];
       for (const { route, method } of routes) {
         const bearer = route.startsWith("/jobs/") ? credential : runnerToken;
         const auth = { authorization: `Bearer ${bearer}`, "content-type": "application/json" };
@@ -251,19 +255,20 @@ function sweepOn(driver: "postgres" | "pglite") {
         const empty = JSON.stringify(extra);
         for (const v of CORPUS) {
           const text = enc(v);
-          await probe(tally, `runner ${method} ${route} token=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: { authorization: `Bearer ${text.replace(/[^\x21-\x7e]/g, "?")}` }, ...(method === "GET" ? {} : { body: empty }) });
-          await probe(tally, `runner ${method} ${route} path=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${route.replace("[jobId]", pct(text)).replace(/\[(\w+)\]/g, () => pct(text))}`, { method, headers: auth, ...(method === "GET" ? {} : { body: empty }) });
+          tasks.push(() => probe(tally, `runner ${method} ${route} token=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: { authorization: `Bearer ${text.replace(/[^\x21-\x7e]/g, "?")}` }, ...(method === "GET" ? {} : { body: empty }) }));
+          tasks.push(() => probe(tally, `runner ${method} ${route} path=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${route.replace("[jobId]", pct(text)).replace(/\[(\w+)\]/g, () => pct(text))}`, { method, headers: auth, ...(method === "GET" ? {} : { body: empty }) }));
           if (method === "GET") continue;
-          await probe(tally, `runner ${method} ${route} body=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: auth, body: JSON.stringify(v && typeof v === "object" && !Array.isArray(v) ? { ...v, ...extra } : v) });
+          tasks.push(() => probe(tally, `runner ${method} ${route} body=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: auth, body: JSON.stringify(v && typeof v === "object" && !Array.isArray(v) ? { ...v, ...extra } : v) }));
           const body = Object.fromEntries(FIELDS.map((f) => [f, f === "attemptId" && typeof v !== "string" ? attemptId : v]));
-          await probe(tally, `runner ${method} ${route} fields=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: auth, body: JSON.stringify({ ...body, ...extra }) });
-          await probe(tally, `runner ${method} ${route} event=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, {
+          tasks.push(() => probe(tally, `runner ${method} ${route} fields=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, { method, headers: auth, body: JSON.stringify({ ...body, ...extra }) }));
+          tasks.push(() => probe(tally, `runner ${method} ${route} event=${text.slice(0, 30)}`, `${server.url}/api/runner/v1${fill("x")}`, {
             method,
             headers: auth,
             body: JSON.stringify({ attemptId, events: [{ seq: v, ts: v, type: "log", payload: { line: v } }], ...extra }),
-          });
+          }));
         }
       }
+      await inParallel(tasks, PARALLEL);
       console.log(`bad-input sweep (${driver}) runner API: ${tally.requests} requests, ${tally.ok} 2xx, ${tally.refused} 4xx, ${tally.failed.length} failures (5xx, hangs, leaks)`);
       report(`${driver}-runner`, tally);
       if (tally.failed.length) fs.writeFileSync(path.resolve(import.meta.dirname, `../../.tmp/bad-input-sweep-${driver}-console.log`), server.output());
