@@ -142,15 +142,14 @@ const SUBCOMMANDS: [string, string][] = [
 
 describe("planton CLI", () => {
   it("every infra job subcommand's --help names its argument on the usage line and shows an example, in both forms", async () => {
-    for (const [sub, arg] of SUBCOMMANDS) {
-      for (const form of ["job", "ij"]) {
-        const r = await planton(["infra", form, sub, "--help"]);
-        expect(r.code, `${form} ${sub}`).toBe(0);
-        const usage = r.stdout.split("\n").find((l) => l.startsWith("Usage:"))!;
-        if (arg.startsWith("<")) expect(usage, `${form} ${sub}`).toMatch(new RegExp(`^Usage: planton infra job (stream-progress-events\\|logs|${sub}) \\[options\\] ${arg}$`));
-        else expect(usage).toBe(`Usage: planton infra job ${sub} ${arg} [--env <environment>] [options]`);
-        expect(r.stdout, `${form} ${sub}`).toMatch(/\nExamples?:\n {2}\$ planton infra job /);
-      }
+    // Each --help is a process start and nothing else: they are asked all at once.
+    const helps = await Promise.all(SUBCOMMANDS.flatMap(([sub, arg]) => ["job", "ij"].map(async (form) => ({ sub, arg, form, r: await planton(["infra", form, sub, "--help"]) }))));
+    for (const { sub, arg, form, r } of helps) {
+      expect(r.code, `${form} ${sub}`).toBe(0);
+      const usage = r.stdout.split("\n").find((l) => l.startsWith("Usage:"))!;
+      if (arg.startsWith("<")) expect(usage, `${form} ${sub}`).toMatch(new RegExp(`^Usage: planton infra job (stream-progress-events\\|logs|${sub}) \\[options\\] ${arg}$`));
+      else expect(usage).toBe(`Usage: planton infra job ${sub} ${arg} [--env <environment>] [options]`);
+      expect(r.stdout, `${form} ${sub}`).toMatch(/\nExamples?:\n {2}\$ planton infra job /);
     }
     const create = await planton(["infra", "job", "create", "--help"]);
     for (const flag of ["-t, --tail", "--show-stack-summary", "--no-show-stack-summary", "--show-stack-diff", "--show-outputs", "-m, --version-message"]) expect(create.stdout).toContain(flag);
