@@ -17,7 +17,7 @@ import type { AppCaller, TestOrg } from "../test/fixtures";
 import { createApiToken } from "./services/settings/api-tokens";
 import { cancelJob } from "./services/jobs/cancel-job";
 import { createJob } from "./services/jobs/create-job";
-import { createComponent } from "./services/components/create-component";
+import { draftComponent } from "../test/components";
 import { createConnection } from "./services/settings/connections";
 import { lockState, putState, unlockState } from "./services/runners/state";
 import { listStateVersions } from "./services/state/state-versions";
@@ -462,7 +462,7 @@ describe("the router walk", () => {
 
     // A component whose connection nobody authorized: the job ends failed at preflight, and that is its one event.
     const conn = await createConnection(t.db, w.org.actor(), { name: "local-unauthorized", provider: "local", config: { root: DIR("unauth") } });
-    const comp = await createComponent(t.db, w.org.actor(), { environment: "prod", kind: "StaticSite", name: "walk-refused", spec: { site_name: "walk-refused" }, connection: conn.name });
+    const comp = await draftComponent(t.db, w.org.actor(), { environment: "prod", kind: "StaticSite", name: "walk-refused", spec: { site_name: "walk-refused" }, connection: conn.name });
     const seen = await eventIds();
     const job = await engineer.jobs.create({ org: org(), componentId: comp.id });
     expect(job).toMatchObject({ status: "completed", result: "failed" });

@@ -5,8 +5,8 @@ import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
 import { auditEvents, connections, infraComponents } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { recordAudit } from "../../audit";
-import { createComponent } from "./create-component";
-import { updateComponent } from "./update-component";
+import { draftComponent as createComponent } from "../../../test/components";
+import { reconfigure as updateComponent } from "../../../test/components";
 import { PlantonError } from "../../errors";
 
 let t: TestDatabase;
