@@ -4,6 +4,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { GitCommitVertical, History } from "lucide-react";
+import { isGone } from "@/lib/component-lifecycle";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { cn } from "@/components/ui/cn";
@@ -46,7 +47,7 @@ export function VersionsTab({ component: c, selected }: { component: ComponentVi
                         <span className="flex items-center justify-between gap-2">
                           <span className={cn("font-semibold", current ? "text-indigo-800" : "text-slate-900")}>
                             Version {v.version}
-                            {v.version === c.specVersion && <span className="ml-2 rounded-full bg-slate-100 px-1.5 py-0.5 text-xs font-medium text-slate-600">current</span>}
+                            {v.version === c.specVersion && <span className="ml-2 rounded-full bg-slate-100 px-1.5 py-0.5 text-xs font-medium text-slate-600">{isGone(c.status) ? "last" : "current"}</span>}
                           </span>
                           <span className="text-xs text-slate-500" title={new Date(v.createdAt).toLocaleString()}>
                             {relativeTime(v.createdAt)}
@@ -100,7 +101,7 @@ function VersionDetail({ component: c, version: v }: { component: ComponentView;
         {Object.keys(v.changes).length === 0 ? <p className="text-sm text-slate-500">No field changed.</p> : <AuditChanges changes={v.changes} />}
         <h3 className="mb-2 mt-6 text-sm font-semibold text-slate-900">Jobs that ran this version</h3>
         {v.jobIds.length === 0 ? (
-          <p className="text-sm text-slate-500">No job ran this version{v.version === c.specVersion && c.status !== "deleted" && c.status !== "forgotten" ? " yet" : ""}.</p>
+          <p className="text-sm text-slate-500">No job ran this version{v.version === c.specVersion && !isGone(c.status) ? " yet" : ""}.</p>
         ) : (
           <ul aria-label={`Jobs of version ${v.version}`} className="space-y-1.5 text-sm">
             {v.jobIds.map((id) => {

@@ -136,6 +136,8 @@ export function JobDetail({ id }: { id: string }) {
         )}
       </dl>
 
+      {j.operation === "destroy" && <DeletesComponent jobId={j.id} componentId={j.componentId} />}
+
       <Tabs<"run" | "activity">
         label="Job sections"
         value={tab}
@@ -150,7 +152,6 @@ export function JobDetail({ id }: { id: string }) {
           <ActivityTab filter={{ target: j.id }} what="this job" />
         ) : (
           <>
-        {j.operation === "destroy" && <DeletesComponent jobId={j.id} componentId={j.componentId} />}
         {j.status === "running" && j.cancelRequestedAt && (
           <Banner tone="amber">
             Cancel requested by {j.cancelRequestedBy ?? "someone"}:{" "}
