@@ -275,6 +275,11 @@ describe("the direct path: create, change, delete, forget", () => {
     expect((await listComponentViews(t.db, o.actor(), { show: "gone" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listComponentViews(t.db, o.actor(), { show: "all", environment: "dev", kind: "StaticSite" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listComponentVersions(t.db, o.orgId, c.id)).versions.map((v) => v.jobIds)).toEqual([[deploy!.id, destroy!.id]]);
+    // Its page stays readable through the API, as the console and the CLI read it.
+    const viewer = o.call("viewer");
+    expect(await viewer.components.get({ org: o.slug, id: c.id })).toMatchObject({ status: "deleted", actions: { delete: { allowed: false } } });
+    expect((await viewer.components.versions({ org: o.slug, id: c.id })).versions.map((v) => v.version)).toEqual([1]);
+    expect((await viewer.components.list({ org: o.slug, show: "gone" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listJobs(t.db, o.orgId, { componentId: c.id })).jobs.map((j) => j.id)).toEqual([destroy!.id, deploy!.id]);
     expect((await actionsOf(o, c.id)).map((e) => [e.action, e.actor, e.result])).toEqual([
       ["component.create", o.users.admin.email, "success"],
