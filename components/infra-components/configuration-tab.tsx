@@ -300,10 +300,10 @@ function EditForm({
             <Button variant="ghost" onClick={onCancel}>
               <X className="h-4 w-4" /> Cancel
             </Button>
-            <Button variant="secondary" busy={busy && deploying !== deploys ? true : undefined} disabled={busy} onClick={() => onSave(!deploys)}>
+            <Button variant="secondary" busy={busy && deploying !== deploys} disabled={busy} onClick={() => onSave(!deploys)}>
               {deploys ? "Save without deploying" : "Save and deploy"}
             </Button>
-            <Button type="submit" busy={busy && deploying === deploys ? true : undefined} disabled={busy}>
+            <Button type="submit" busy={busy && deploying === deploys} disabled={busy}>
               {deploys ? "Save and deploy" : "Save draft"}
             </Button>
           </div>
