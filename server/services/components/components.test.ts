@@ -14,6 +14,7 @@ import { PlantonError } from "../../errors";
 import { cancelJob } from "../jobs/cancel-job";
 import { createJob } from "../jobs/create-job";
 import { listJobs } from "../jobs/queries";
+import { resumeJob } from "../jobs/resume-job";
 import { failRunningJob, lockJob } from "../jobs/transitions";
 import { lockState, putState, unlockState } from "../runners/state";
 import { setFlowControlPolicy } from "../settings/flow-control";
@@ -338,6 +339,20 @@ describe("the direct path: create, change, delete, forget", () => {
     expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleting");
     await cancelJob(t.db, o.actor(), { jobId: destroy!.id });
     expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("delete_failed");
+  });
+
+  it("a job still waiting for its manual start when the destroy succeeds is cancelled with the component", async () => {
+    const { component: c, job } = await createComponentAndDeploy(t.db, o.actor(), site("waiting"));
+    await drive(runner, job!.id, UPDATE);
+    await setFlowControlPolicy(t.db, o.actor(), { selector: "component", target: c.id, toggles: { manualStart: true, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: false } });
+    const waiting = await createJob(t.db, o.actor(), { componentId: c.id, operation: "update" });
+    expect(waiting.status).toBe("awaiting_approval");
+    const { job: destroy, queuedBehind } = await deleteComponent(t.db, o.actor(), { id: c.id });
+    expect(queuedBehind, "a job waiting for its start holds no queue").toBeNull();
+    await resumeJob(t.db, o.actor(), { jobId: destroy!.id });
+    await drive(runner, destroy!.id, DESTROY);
+    expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleted");
+    expect(await jobOf(waiting.id)).toMatchObject({ status: "completed", result: "cancelled", reason: `Cancelled: waiting was deleted by destroy job ${destroy!.id} before this job started; nothing ran.` });
   });
 
   it("a component no job of which ever started is removed at once, with no job", async () => {
