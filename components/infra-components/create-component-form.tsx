@@ -171,7 +171,10 @@ export function CreateComponentForm() {
           </SelectField>
         </Card>
 
-        <div className="flex justify-end gap-2">
+        <div className="flex flex-wrap items-center justify-end gap-2">
+          <p className="mr-auto max-w-xl text-xs text-slate-500">
+            Create and deploy queues an update job{environment ? ` under ${environment}'s flow control` : ""}: it may pause for approval where the policy says so. Save as draft runs nothing; deploy it from its page.
+          </p>
           <Link href={`/o/${org.slug}/components`} className="rounded-md px-3.5 py-2 text-sm font-medium text-slate-700 hover:bg-slate-100">
             Cancel
           </Link>
