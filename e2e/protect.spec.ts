@@ -90,12 +90,17 @@ test("an engineer approves a protected update from the job page, sees its delete
 
   // One page fewer and a new title: the update would delete page 1, replace the home page and rewrite page 0.
   await openComponent(page);
-  await page.getByRole("button", { name: "Edit spec" }).click();
+  // Saving the change records the next version and queues its update job, which pauses in prod.
+  await page.getByRole("button", { name: "Edit" }).click();
   await page.getByLabel("page_count").fill("1");
   await page.getByLabel("title").fill("start");
-  await page.getByRole("button", { name: "Save spec" }).click();
-  await expect(page.getByText("Spec saved. Run an update job to apply it.")).toBeVisible();
-  await runUpdate(page, "Fewer pages, new home");
+  await page.getByLabel("Version message").fill("Fewer pages, new home");
+  await page.getByRole("button", { name: "Save and deploy" }).click();
+  await expect(page.getByTestId("saved-notice")).toContainText("Its update job");
+  await page.getByTestId("saved-notice").getByRole("link", { name: /^job_/ }).click();
+  await expect(page).toHaveURL(/\/o\/acme\/jobs\/job_/);
+  await expect(page.getByText("Fewer pages, new home")).toBeVisible();
+  await expect(page.getByTestId("job-status")).toHaveText("Awaiting approval", { timeout: 60_000 });
 
   await page.locator('li[data-step="preview"] > button').click();
   const changes = page.getByRole("region", { name: "Resource changes" });

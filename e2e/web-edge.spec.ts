@@ -35,6 +35,8 @@ test("every page works under the Content-Security-Policy, the xterm log pane inc
 
   await page.getByRole("link", { name: "docs-site" }).click();
   await expect(page.getByRole("heading", { name: /docs-site/ })).toBeVisible();
+  await page.getByRole("tab", { name: /Versions/ }).click();
+  await expect(page.getByTestId("version-title")).toHaveText("Version 1");
   await page.getByRole("button", { name: "Run job" }).first().click();
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("radio", { name: /^Preview/ }).check();
@@ -48,7 +50,7 @@ test("every page works under the Content-Security-Policy, the xterm log pane inc
   await expect(page.getByTestId("log-text-init")).toContainText("Initialized the builtin engine");
   await expect(page.locator(".xterm-rows").first()).toContainText("Initialized the builtin engine");
 
-  for (const path of ["/o/acme/jobs", "/o/acme/components/new", "/o/acme/settings", "/o/acme/settings/environments", "/o/acme/settings/connections", "/o/acme/settings/secrets", "/o/acme/settings/flow-control", "/o/acme/settings/members", "/o/acme/settings/api-tokens", "/o/acme/settings/runners", "/o/acme/settings/state-backends", "/o/acme/audit", "/o/acme/no-such-page"]) {
+  for (const path of ["/o/acme/jobs", "/o/acme/components?show=gone", "/o/acme/components/new", "/o/acme/settings", "/o/acme/settings/environments", "/o/acme/settings/connections", "/o/acme/settings/secrets", "/o/acme/settings/flow-control", "/o/acme/settings/members", "/o/acme/settings/api-tokens", "/o/acme/settings/runners", "/o/acme/settings/state-backends", "/o/acme/audit", "/o/acme/no-such-page"]) {
     await page.goto(`${s.baseURL}${path}`);
     await page.waitForLoadState("networkidle");
     await expect(page.locator("h1").first()).toBeVisible();

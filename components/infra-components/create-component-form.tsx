@@ -38,12 +38,19 @@ export function CreateComponentForm() {
     if (!connectionTouched && selected) setConnection(matching[0]?.name ?? "");
   }, [connectionTouched, selected, matching]);
 
+  // Which button submitted: the primary one deploys, "Save as draft" does not.
+  const [deploying, setDeploying] = useState(true);
   const create = useMutation(
     trpc.components.create.mutationOptions({
-      onSuccess: async ({ component: row }) => {
-        await queryClient.invalidateQueries({ queryKey: trpc.components.list.queryKey() });
-        toast.success(`Created ${row.name}`);
-        router.push(`/o/${org.slug}/components/${row.id}`);
+      onSuccess: async ({ component: row, job }) => {
+        await Promise.all([queryClient.invalidateQueries({ queryKey: trpc.components.list.queryKey() }), queryClient.invalidateQueries({ queryKey: trpc.jobs.pathKey() })]);
+        if (job) {
+          toast.success(`Created ${row.name}; its first update job is queued.`);
+          router.push(`/o/${org.slug}/jobs/${job.id}`);
+        } else {
+          toast.success(`Saved ${row.name} as a draft; nothing was deployed.`);
+          router.push(`/o/${org.slug}/components/${row.id}`);
+        }
       },
       onError: (err) => {
         const fe = fieldErrorsOf(err);
@@ -64,7 +71,7 @@ export function CreateComponentForm() {
     );
   }
 
-  function submit(e: FormEvent) {
+  function submit(e: FormEvent, deploy: boolean) {
     e.preventDefault();
     const local: Record<string, string> = {};
     if (!kind) local.kind = "Pick a catalog kind";
@@ -77,21 +84,22 @@ export function CreateComponentForm() {
     }
     setErrors(local);
     if (Object.keys(local).length) return;
-    create.mutate({ org: org.slug, kind, environment, name, description, spec, connection: connection || undefined });
+    setDeploying(deploy);
+    create.mutate({ org: org.slug, kind, environment, name, description, spec, connection: connection || undefined, deploy });
   }
 
   return (
     <>
       <PageHeader
         title="New Infra Component"
-        description="Pick what to build, where, and how it is configured. Nothing runs until you start a job."
+        description="Pick what to build, where, and how it is configured. Creating it queues its first update job, under the environment's flow control; save it as a draft to review it before anything runs."
         breadcrumb={
           <Link href={`/o/${org.slug}/components`} className="hover:underline">
             Infra Components
           </Link>
         }
       />
-      <form onSubmit={submit} noValidate className="space-y-6">
+      <form onSubmit={(e) => submit(e, true)} noValidate className="space-y-6">
         <Card title="Catalog kind" description="What this component is. Each kind has its own spec and IaC module.">
           <QueryState query={kinds}>
             {(list) => (
@@ -163,12 +171,18 @@ export function CreateComponentForm() {
           </SelectField>
         </Card>
 
-        <div className="flex justify-end gap-2">
+        <div className="flex flex-wrap items-center justify-end gap-2">
+          <p className="mr-auto max-w-xl text-xs text-slate-500">
+            Create and deploy queues an update job{environment ? ` under ${environment}'s flow control` : ""}: it may pause for approval where the policy says so. Save as draft runs nothing; deploy it from its page.
+          </p>
           <Link href={`/o/${org.slug}/components`} className="rounded-md px-3.5 py-2 text-sm font-medium text-slate-700 hover:bg-slate-100">
             Cancel
           </Link>
-          <Button type="submit" busy={create.isPending}>
-            Create component
+          <Button variant="secondary" busy={create.isPending && !deploying} disabled={create.isPending} onClick={(e) => submit(e, false)}>
+            Save as draft
+          </Button>
+          <Button type="submit" busy={create.isPending && deploying} disabled={create.isPending}>
+            Create and deploy
           </Button>
         </div>
       </form>

@@ -11,8 +11,8 @@ import { operationLabel } from "./job-ui";
 import { JobsTable } from "./jobs-table";
 import { RunJobButton } from "./run-job-dialog";
 
-/** A component's Infra Jobs tab: its queue (oldest first, the order runners take them) and every job, newest first. */
-export function ComponentJobs({ componentId }: { componentId: string }) {
+/** A component's Infra Jobs tab: its queue (oldest first, the order runners take them) and every job, newest first; `readOnly` for a deleted or forgotten one. */
+export function ComponentJobs({ componentId, readOnly = false }: { componentId: string; readOnly?: boolean }) {
   const org = useOrg();
   const trpc = useTRPC();
   const live = (q: { state: { data?: { pages?: { jobs: { status: string }[] }[]; jobs?: { status: string }[] } } }) => {
@@ -30,7 +30,7 @@ export function ComponentJobs({ componentId }: { componentId: string }) {
 
   return (
     <div className="space-y-6">
-      <Card title="Queue" description="Jobs of this component run one at a time, oldest first." actions={<RunJobButton componentId={componentId} />}>
+      <Card title="Queue" description="Jobs of this component run one at a time, oldest first." actions={readOnly ? undefined : <RunJobButton componentId={componentId} />}>
         {queue.isPending ? (
           <LoadingState label="Loading the queue…" />
         ) : queue.error ? (

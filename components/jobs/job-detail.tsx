@@ -3,7 +3,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
-import { AlertTriangle, ChevronRight, Radio, WifiOff } from "lucide-react";
+import { AlertTriangle, ChevronRight, Radio, Trash2, WifiOff } from "lucide-react";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Badge, envTone } from "@/components/ui/badge";
@@ -14,6 +14,8 @@ import { Tabs } from "@/components/ui/tabs";
 import { relativeTime } from "@/components/ui/time";
 import { ActivityTab } from "@/components/audit/activity-tab";
 import { REASONS } from "@/lib/job-reasons";
+import { COMPONENT_STATUS_WORDS } from "@/lib/component-lifecycle";
+import { versionHref } from "@/components/infra-components/component-ui";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
 import { useJobEvents, type StreamState } from "./job-events";
@@ -103,6 +105,15 @@ export function JobDetail({ id }: { id: string }) {
           <Badge tone={envTone(j.environment)}>{j.environment}</Badge>
         </Meta>
         <Meta label="Operation">{operationLabel(j.operation)}</Meta>
+        <Meta label="Spec version">
+          {j.specVersion === null ? (
+            <span className="text-slate-500">not recorded</span>
+          ) : (
+            <Link href={versionHref(org.slug, j.componentId, j.specVersion)} className="font-medium text-indigo-700 hover:underline" data-testid="job-spec-version">
+              Spec version {j.specVersion}
+            </Link>
+          )}
+        </Meta>
         <Meta label="Started by">{j.createdByLabel}</Meta>
         <Meta label="Created">
           <span title={new Date(j.createdAt).toLocaleString()}>{relativeTime(j.createdAt, now)}</span>
@@ -124,6 +135,8 @@ export function JobDetail({ id }: { id: string }) {
           </Meta>
         )}
       </dl>
+
+      {j.operation === "destroy" && <DeletesComponent jobId={j.id} componentId={j.componentId} />}
 
       <Tabs<"run" | "activity">
         label="Job sections"
@@ -229,6 +242,34 @@ export function JobDetail({ id }: { id: string }) {
         )}
       </div>
     </>
+  );
+}
+
+/** For a component's destroy job (its deleteJobId): says the job deletes the component, and how that ended. */
+function DeletesComponent({ jobId, componentId }: { jobId: string; componentId: string }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const component = useQuery({
+    ...trpc.components.get.queryOptions({ org: org.slug, id: componentId }),
+    refetchInterval: (q) => (q.state.data?.status === "deleting" && q.state.data.deleteJobId === jobId ? 3000 : false),
+  });
+  const c = component.data;
+  if (!c || c.deleteJobId !== jobId) return null;
+  const link = (
+    <Link href={`/o/${org.slug}/components/${c.id}`} className="font-medium underline underline-offset-2">
+      {c.name}
+    </Link>
+  );
+  return (
+    <div role="status" data-testid="job-deletes-component" className="mb-6 flex items-start gap-2 rounded-lg bg-slate-50 px-4 py-3 text-sm text-slate-800 ring-1 ring-slate-200">
+      <Trash2 className="mt-0.5 h-4 w-4 shrink-0 text-rose-600" />
+      <p>
+        {c.status === "deleting" && <>This job deletes the component {link}: when it succeeds, {c.name} is removed from the list; its jobs, versions, state history and audit events stay readable.</>}
+        {c.status === "deleted" && <>This job deleted the component {link}: it is listed under Deleted components, and its history stays readable.</>}
+        {c.status === "delete_failed" && <>This job was to delete the component {link}, and did not succeed: {c.name} is marked {COMPONENT_STATUS_WORDS.delete_failed.label}; retry the delete from its page.</>}
+        {c.status !== "deleting" && c.status !== "deleted" && c.status !== "delete_failed" && <>This job was started to delete the component {link}, which is now {COMPONENT_STATUS_WORDS[c.status].label.toLowerCase()}.</>}
+      </p>
+    </div>
   );
 }
 

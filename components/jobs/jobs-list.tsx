@@ -3,6 +3,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Hand, History } from "lucide-react";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
+import { COMPONENT_STATUS_WORDS, isGone } from "@/lib/component-lifecycle";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
@@ -24,7 +25,8 @@ export function JobsList() {
   const f = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ""])) as Record<Filter, string>;
   const filtered = FILTERS.some((k) => f[k]);
   const envs = useQuery(trpc.environments.list.queryOptions({ org: org.slug }));
-  const components = useQuery(trpc.components.list.queryOptions({ org: org.slug }));
+  // Deleted components too: their jobs stay, and can be looked for.
+  const components = useQuery(trpc.components.list.queryOptions({ org: org.slug, show: "all" }));
   const starters = useQuery(trpc.jobs.starters.queryOptions({ org: org.slug }));
   const awaiting = useQuery({ ...trpc.jobs.awaitingApprovalCount.queryOptions({ org: org.slug }), refetchInterval: 5000 });
   const input = {
@@ -86,7 +88,7 @@ export function JobsList() {
           {select("result", "Result", JOB_RESULTS.filter((r) => r !== "tbd").map((r) => ({ value: r, label: r })), "w-28")}
           {select("operation", "Operation", OPERATIONS.map((o) => ({ value: o, label: operationLabel(o) })), "w-32")}
           {select("environment", "Environment", (envs.data ?? []).map((e) => ({ value: e.name, label: e.name })), "w-28")}
-          {select("componentId", "Component", (components.data?.components ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment})` })), "w-40")}
+          {select("componentId", "Component", (components.data?.components ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.environment}${isGone(c.status) ? `, ${COMPONENT_STATUS_WORDS[c.status].label.toLowerCase()}` : ""})` })), "w-40")}
           {select("createdBy", "Started by", (starters.data ?? []).map((s) => ({ value: s, label: s })), "w-40")}
           {filtered && (
             <button type="button" onClick={() => router.replace(pathname)} className="pb-2 text-sm text-indigo-600 hover:underline">
