@@ -1,7 +1,7 @@
 // Reading the audit record: the organization's events, newest first, with the filters the Audit page,
 // the CLI, the REST API and the exports share. Keyset-paginated on (org_id, seq), so the thousandth
 // page costs what the first does.
-import { and, desc, eq, gte, like, lt, max, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, like, lt, max, or, sql, type Column, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Queryable } from "@/db/client";
 import { auditEvents, infraJobs } from "@/db/schema";
@@ -80,9 +80,9 @@ export function decodeAuditCursor(cursor: string): number {
 }
 
 /**
- * How many of the newest events (from the cursor) a search reads in order before it looks its words up
- * in the index instead: a common search fills a page within them, and a rarer one has few enough
- * matches in all that reading them from the index and sorting them costs no more.
+ * How many of the newest events (from the cursor) a search looks at first: a common search fills a page
+ * within them, and a rarer one has few enough matches in all that reading them from the index and
+ * sorting them costs no more.
  */
 const SEARCH_WINDOW = 5_000;
 
@@ -103,26 +103,23 @@ export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z
   } else {
     // The newest events in order (a window of positions, whatever the other filters keep), the search
     // checked on each: a full page there is the answer. The sub-select's limit keeps the planner from
-    // reading the index for a common word; the window's top is a number, not a sub-select, so that the
-    // planner sees how narrow it is.
+    // reading the index for a common word, and it carries only positions, so that a planner that sorts
+    // the window (PGlite's, with no statistics) sorts little; the window's top is a number, not a
+    // sub-select, so that the planner sees how narrow it is.
     const top = before ?? Number((await db.select({ seq: max(auditEvents.seq) }).from(auditEvents).where(eq(auditEvents.orgId, actor.orgId)))[0]?.seq ?? 0) + 1;
     const recent = db
-      .select()
+      .select({ seq: auditEvents.seq, hit: sql<boolean>`${search(auditEvents.search)}`.as("hit") })
       .from(auditEvents)
       .where(and(...conds, gte(auditEvents.seq, top - searchWindow)))
       .orderBy(desc(auditEvents.seq))
       .limit(searchWindow)
       .as("recent");
-    rows = await db.select().from(recent).where(search(recent.search)).orderBy(desc(recent.seq)).limit(f.limit + 1);
+    const hits = await db.select({ seq: recent.seq }).from(recent).where(sql`${recent.hit}`).orderBy(desc(recent.seq)).limit(f.limit + 1);
+    rows = hits.length > f.limit ? await db.select().from(auditEvents).where(and(eq(auditEvents.orgId, actor.orgId), inArray(auditEvents.seq, hits.map((h) => h.seq!)))).orderBy(desc(auditEvents.seq)) : [];
     if (rows.length <= f.limit) {
       // Too few there: the index's matches, sorted. "nulls last" is an order the (org_id, seq) index does
       // not give, so the planner cannot choose to walk it (every event, when the words are rare).
-      rows = await db
-        .select()
-        .from(auditEvents)
-        .where(and(...conds, search(auditEvents.search)))
-        .orderBy(sql`${auditEvents.seq} desc nulls last`)
-        .limit(f.limit + 1);
+      rows = await db.select().from(auditEvents).where(and(...conds, search(auditEvents.search))).orderBy(sql`${auditEvents.seq} desc nulls last`).limit(f.limit + 1);
     }
   }
   const page = rows.slice(0, f.limit);
