@@ -97,6 +97,7 @@ async function main() {
   note(`timing pages (${RUNS} runs each after one warm-up)…`);
   const deep = encodeAuditCursor(Math.max(1, headSeq - PAGE * 1000));
   const lastWeek = new Date(start + 358 * 86_400_000).toISOString();
+  const searchPage2 = (await listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })).nextCursor ?? undefined;
   const pages: [string, () => Promise<unknown>][] = [
     ["first page", () => listAudit(db, actor, "bench", { limit: PAGE })],
     ["page 1000 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, cursor: deep })],
@@ -104,7 +105,13 @@ async function main() {
     ["filtered: one actor, page 100 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, actor: "user7@acme.example", cursor: encodeAuditCursor(Math.max(1, headSeq - 40 * PAGE * 100)) })],
     ["filtered: action family job, failures", () => listAudit(db, actor, "bench", { limit: PAGE, action: "job", result: "failure" })],
     ["filtered: one target", () => listAudit(db, actor, "bench", { limit: PAGE, target: "component-42" })],
+    // Searches: a target's name (rare words), a common word, a word nothing has, a page on by cursor, with a filter.
     ["search: \"component-4217\"", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })],
+    ["search: \"approve\" (1 event in 8)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "approve" })],
+    ["search: \"421\" (1 event in 300)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "421" })],
+    ["search: \"zzzz\" (no event)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "zzzz" })],
+    ["search: \"component-4217\", page 2 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217", cursor: searchPage2 })],
+    ["search: \"component-4217\", failures", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217", result: "failure" })],
   ];
   const pageFigures: [string, { median: number; p95: number }][] = [];
   for (const [name, fn] of pages) pageFigures.push([name, await timed(fn)]);

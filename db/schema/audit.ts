@@ -35,8 +35,9 @@ export const auditEvents = pgTable(
     seq: bigint("seq", { mode: "number" }),
     prevHash: text("prev_hash"),
     hash: text("hash"),
+    /** The words a search finds the event by, and each one's prefixes up to 16 characters (audit_search_words, migration 0012). */
     search: tsvector("search").generatedAlwaysAs(
-      sql`to_tsvector('simple', coalesce("summary", '') || ' ' || "actor_label" || ' ' || coalesce("target_name", '') || ' ' || translate("action", '._', '  '))`,
+      sql`audit_search_words(coalesce("summary", '') || ' ' || "actor_label" || ' ' || coalesce("target_name", '') || ' ' || "action")`,
     ),
   },
   (t) => [

@@ -10,6 +10,7 @@ import { recordAudit } from "../../audit";
 import { rowsOf } from "@/db/client";
 import { draftComponent } from "../../../test/components";
 import { createJob } from "../jobs/create-job";
+import { auditExportChunks } from "./export";
 import { listAudit } from "./list";
 
 let t: TestDatabase;
@@ -81,5 +82,56 @@ describe("the audit chain", () => {
       ["job.create", job.id],
       ["component.create", c.id],
     ]);
+  });
+
+  it("searches the words events were recorded with, and pages a search exactly whichever way it is answered", async () => {
+    const o = await seedTestOrg(t.db, { slug: "search" });
+    const n = 40;
+    for (let i = 0; i < n; i++) {
+      const label = i % 3 === 0 ? "ops@acme.example" : "dev@globex.example";
+      await recordAudit(t.db, { ...o.actor(), label }, {
+        action: i % 4 === 0 ? "job.approve" : "component.update",
+        targetName: i % 5 === 0 ? "web-01" : `db-${i}`,
+        // A word past the index's 16 characters: "01hxabcdefghijklmn07" and so on.
+        summary: `Step ${i} marker${i % 2 ? "odd" : "even"} run_01hxabcdefghijklmn${String(i).padStart(2, "0")}`,
+      });
+    }
+    const steps = (keep: (i: number) => boolean) => [...Array(n).keys()].filter(keep).reverse();
+    const stepsOf = (events: { summary: string }[]) => events.map((e) => Number(/^Step (\d+)/.exec(e.summary)?.[1] ?? -1));
+    /** Every page of a search, from the newest, and the steps they hold in order. */
+    const walk = async (q: string, limit: number, window?: number) => {
+      const out: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listAudit(t.db, o.actor("viewer"), o.slug, { q, limit, cursor }, window);
+        out.push(...stepsOf(page.events));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      return out;
+    };
+    const cases: [string, (i: number) => boolean][] = [
+      ["web-01", (i) => i % 5 === 0], // a target's name with a hyphen: its own words, not "-01"
+      ["acme", (i) => i % 3 === 0], // a part of the actor's email
+      ["appro", (i) => i % 4 === 0], // the start of an action's word
+      ["APPROVE acme", (i) => i % 12 === 0], // every word, in any case
+      ["db-1", (i) => [1, 11, 12, 13, 14, 16, 17, 18, 19].includes(i)], // "db" and a word starting with "1"
+      ["01hxabcdefghijklmn07", (i) => i === 7], // a long word, whole
+      ["01hxabcdefghijklm", () => true], // a long word's start past 16 characters
+      ["01hxabcdefghijklmx", () => false],
+      ["markereven", (i) => i % 2 === 0],
+    ];
+    for (const [q, keep] of cases) {
+      // One page, pages of 3 with the whole history in the window that is read in order, and pages of 3
+      // with a window of 8 events: the common searches' pages come from the window, then from the index.
+      expect({ q, steps: stepsOf((await listAudit(t.db, o.actor("viewer"), o.slug, { q, limit: 200 })).events) }).toEqual({ q, steps: steps(keep) });
+      expect({ q, steps: await walk(q, 3) }).toEqual({ q, steps: steps(keep) });
+      expect({ q, steps: await walk(q, 3, 8) }).toEqual({ q, steps: steps(keep) });
+    }
+    // The exports take the same search.
+    let json = "";
+    for await (const chunk of auditExportChunks(t.db, o.actor("viewer"), o.slug, { q: "approve acme" }, "json")) json += chunk;
+    expect(stepsOf(JSON.parse(json)).reverse()).toEqual(steps((i) => i % 12 === 0));
+    // Punctuation alone searches for nothing: the whole history.
+    expect((await listAudit(t.db, o.actor("viewer"), o.slug, { q: "--", limit: 200 })).events.length).toBeGreaterThan(n);
   });
 });
