@@ -199,7 +199,8 @@ describe("planton infra component", () => {
     ok(first);
     const destroyId = jobIdIn(first.stdout.slice(first.stdout.indexOf("Queued")));
     expect(first.stdout).toContain(`Deleting storefront (${id}) in prod: Deleting`);
-    expect(first.stdout).toContain(`planton infra job plan ${destroyId}`);
+    expect(first.stdout).toContain(`The destroy deletes the 5 resources in storefront's state (its plan: planton infra job plan ${destroyId}):`);
+    for (const a of ["local_file.index", "local_file.robots", "local_directory.site", "random_pet.suffix", "terraform_data.manifest"]) expect(first.stdout).toContain(`  - ${a}\n`);
     await waitJob(destroyId, (j) => j.status === "awaiting_approval");
     const plan = await api.jobs.getPlan(destroyId);
     expect(plan.destroy).toBe(true);

@@ -49,9 +49,10 @@ interface ChangeFlags extends RunFlags {
 }
 
 /** What create, update and delete print: the component's status, then the job it queued (followed with --tail). */
-async function afterChange(api: PlantonClient, change: ComponentChange, o: ChangeFlags, verb: string): Promise<void> {
+async function afterChange(api: PlantonClient, change: ComponentChange, o: ChangeFlags, verb: string, beforeJob?: () => Promise<void>): Promise<void> {
   const { component: cmp, job } = change;
   out(`${verb} ${c.bold(cmp.name)} (${cmp.id}) in ${cmp.environment}: ${statusWord(cmp.status)}, spec version ${cmp.specVersion}`);
+  await beforeJob?.();
   if (!job) {
     if (cmp.status === "draft") out(`Saved as a draft: nothing was deployed. Deploy it: planton infra component update ${cmp.id}`);
     else if (cmp.status === "deleted") out("It never ran, so there was nothing to destroy: it was removed at once.");
@@ -210,11 +211,16 @@ export function infraComponentCommand(): Command {
     .action(async (id: string, o: RunFlags) => {
       const api = client();
       const change = await api.components.delete(id, { versionMessage: o.versionMessage ?? "" });
-      if (change.job) {
-        // What the destroy deletes: the resources of the plan it saved, once the job has planned.
-        out(`The destroy job deletes every resource in ${change.component.name}'s state; its plan lists them: planton infra job plan ${change.job.id}`);
-      }
-      await afterChange(api, change, { ...o, deploy: true }, "Deleting");
+      const job = change.job;
+      // What the destroy deletes: what the state holds now (its plan, once made, is the exact list).
+      const whatGoes = async () => {
+        if (!job) return;
+        const { resources } = await api.components.state(id);
+        if (!resources.length) return out(`${change.component.name}'s state holds no resources: the destroy has nothing to delete.`);
+        out(`The destroy deletes the ${resources.length} resource${resources.length === 1 ? "" : "s"} in ${change.component.name}'s state (its plan: planton infra job plan ${job.id}):`);
+        for (const r of resources) out(`  - ${r.address}${r.instances > 1 ? ` (${r.instances} instances)` : ""}`);
+      };
+      await afterChange(api, change, { ...o, deploy: true }, "Deleting", whatGoes);
     });
 
   cmd

@@ -24,6 +24,7 @@ import type {
   WhoAmI,
 } from "./types";
 import type {
+  ComponentState,
   CreateStateBackendRequest,
   ForceUnlockResult,
   PlantonManagedUsage,
@@ -202,6 +203,8 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       /** Its spec versions, newest first, each with the field-level diff from the one before. */
       versions: (componentId: string) => get<ComponentVersionList>(`/components/${q(componentId)}/versions`),
       listJobs: componentJobs,
+      /** What its state holds: the resources a destroy deletes (never a value). */
+      state: (componentId: string) => get<ComponentState>(`/components/${q(componentId)}/state`),
       /** Removes the lock on the component's state whatever its holder (admins; recorded). */
       forceUnlockState: (componentId: string) => post<ForceUnlockResult>(`/components/${q(componentId)}/state/force-unlock`),
     },

@@ -20,6 +20,7 @@ import type {
 } from "../api/schemas";
 import type {
   accessCheckSchema,
+  componentStateSchema,
   forceUnlockSchema,
   plantonManagedUsageSchema,
   stateBackendBody,
@@ -80,6 +81,7 @@ export type StateBackendDeleted = Answer<typeof stateBackendDeletedSchema>;
 export type StateBackendAccessCheck = Answer<typeof accessCheckSchema>;
 export type PlantonManagedUsage = Answer<typeof plantonManagedUsageSchema>;
 export type ForceUnlockResult = Answer<typeof forceUnlockSchema>;
+export type ComponentState = Answer<typeof componentStateSchema>;
 export type CreateStateBackendRequest = z.input<typeof stateBackendBody>;
 export type UpdateStateBackendRequest = Omit<z.input<typeof stateBackendPatch>, "name">;
 export type TestAccessRequest = z.input<typeof testAccessBody>;
