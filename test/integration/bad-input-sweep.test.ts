@@ -230,7 +230,7 @@ function sweepOn(driver: "postgres" | "pglite") {
         const components = await (
           await fetch(`${server.url}/api/trpc/components.list?input=${encodeURIComponent(JSON.stringify({ json: { org: ORG } }))}`, { headers: headers() })
         ).json();
-        const componentId = (components as { result: { data: { json: { id: string }[] } } }).result.data.json[0].id;
+        const componentId = (components as { result: { data: { json: { components: { id: string }[] } } } }).result.data.json.components[0].id;
         expect(list).toBeDefined();
         const job = await (await fetch(`${server.url}/api/v1/components/${componentId}/jobs`, { method: "POST", headers: headers(), body: JSON.stringify({ operation: "preview" }) })).json();
         const claim = await fetch(`${server.url}/api/runner/v1/claim`, { method: "POST", headers: { authorization: `Bearer ${runnerToken}`, "content-type": "application/json" }, body: JSON.stringify({ waitSeconds: 0 }) });
