@@ -54,7 +54,7 @@ async function afterChange(api: PlantonClient, change: ComponentChange, o: Chang
   out(`${verb} ${c.bold(cmp.name)} (${cmp.id}) in ${cmp.environment}: ${statusWord(cmp.status)}, spec version ${cmp.specVersion}`);
   await beforeJob?.();
   if (!job) {
-    if (cmp.status === "draft") out(`Saved as a draft: nothing was deployed. Deploy it: planton infra component update ${cmp.id}`);
+    if (cmp.status === "draft") out(`Saved as a draft: nothing was deployed. Deploy it: planton infra job create ${cmp.id} --operation update --tail`);
     else if (cmp.status === "deleted") out("It never ran, so there was nothing to destroy: it was removed at once.");
     return;
   }
@@ -193,7 +193,7 @@ export function infraComponentCommand(): Command {
         const v = versions.find((x) => x.version === next);
         out(`Spec version ${baseVersion} → ${c.bold(String(next))}:`);
         if (v) printChanges(v);
-      } else out(`Nothing changed: ${change.component.name} stays at spec version ${next}.`);
+      } else out(`Nothing changed: ${change.component.name} stays at spec version ${next}, and no job was queued. To deploy it as it is: planton infra job create ${id} --operation update`);
       await afterChange(api, change, o, "Updated");
     });
 
