@@ -16,7 +16,7 @@ import { openDatabase, type DatabaseHandle } from "../db/client";
 import { catalogKinds, iacModules, infraJobs, stateObjects } from "../db/schema";
 import { newId } from "../lib/ids";
 import type { ProgressEvent } from "../lib/runner-protocol";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
 import { apiClient, type ApiClient } from "../test/api-client";
@@ -252,7 +252,7 @@ async function main() {
   const components: string[] = [];
   for (let i = 0; i < needed; i++) {
     const name = `fleet-${String(i).padStart(3, "0")}`;
-    components.push((await createComponent(handle.db, org.actor(), { environment: "dev", kind: "BenchFleet", name, spec: { name }, connection: "local-sandbox" })).id);
+    components.push((await draftComponent(handle.db, org.actor(), { environment: "dev", kind: "BenchFleet", name, spec: { name }, connection: "local-sandbox" })).id);
   }
   note(`${needed} components of BenchFleet in environment dev`);
 

@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { createPlantonClient, PlantonApiError, type PlantonClient, type InfraJob } from "../lib/client";
 import { readEventStream } from "../lib/client/sse";
 import { sealChain } from "../server/services/audit/archive";
-import { updateComponent } from "../server/services/components/update-component";
+import { reconfigure } from "../test/components";
 import { environmentByName } from "../server/services/organizations/lookup";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
@@ -405,7 +405,7 @@ describe("planton CLI", () => {
 
   it("the completion summary names the deletion inside a replacement; under delete protection deletes and replaces show as (not executed) in the summary and in plan", async () => {
     expect((await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"])).code).toBe(0);
-    await updateComponent(t.db, org.actor("engineer"), { id: ids.guarded, spec: { home: "start" } });
+    await reconfigure(t.db, org.actor("engineer"), { id: ids.guarded, spec: { home: "start" } });
     const replaced = await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"]);
     expect(replaced.code).toBe(0);
     expect(replaced.stdout).toMatch(/\n {2}preview\s+succeeded\s+builtin plan\s+1 to add, 0 to change, 1 to destroy \(1 inside a replacement: local_file\.home\)\n/);
@@ -413,7 +413,7 @@ describe("planton CLI", () => {
     expect(fs.existsSync(path.join(infraRoot, "protected", "start.html"))).toBe(true);
 
     await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: ids.guarded, protectDeletes: true });
-    await updateComponent(t.db, org.actor("engineer"), { id: ids.guarded, spec: { pages: 1, home: "index", motto: "second" } });
+    await reconfigure(t.db, org.actor("engineer"), { id: ids.guarded, spec: { pages: 1, home: "index", motto: "second" } });
     const held = await planton(["infra", "job", "create", ids.guarded, "--operation", "update", "--tail"]);
     expect(held.code).toBe(0);
     expect(held.stdout).toContain("local_file.page[1]: Plan to delete (not executed)");

@@ -11,8 +11,7 @@ import { openDatabase } from "../db/client";
 import { users } from "../db/schema";
 import { AUDIT_CSV_COLUMNS } from "../lib/api/audit-schemas";
 import type { Actor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
-import { updateComponent } from "../server/services/components/update-component";
+import { draftComponent, reconfigure } from "../test/components";
 import { cancelJob } from "../server/services/jobs/cancel-job";
 import { createJob } from "../server/services/jobs/create-job";
 import { getJob } from "../server/services/jobs/queries";
@@ -45,17 +44,17 @@ test.beforeAll(async () => {
     const local = await createConnection(h.db, adminActor, { name: "local-files", provider: "local", config: { root: path.join(localInfraBase(s.dataDir), ORG) } });
     await setConnectionAuthorizations(h.db, adminActor, { id: local.id, organization: true });
     await setFlowControlPolicy(h.db, adminActor, { selector: "environment", target: "prod", toggles: { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: true, protectDeletes: false } });
-    const ledger = await createComponent(h.db, adminActor, { environment: "prod", kind: "StaticSite", name: "ledger-site", spec: { site_name: "ledger", title: "Ledger" }, connection: "local-files" });
-    const sandbox = await createComponent(h.db, adminActor, { environment: "dev", kind: "StaticSite", name: "sandbox-site", spec: { site_name: "sandbox", title: "Sandbox" }, connection: "local-files" });
+    const ledger = await draftComponent(h.db, adminActor, { environment: "prod", kind: "StaticSite", name: "ledger-site", spec: { site_name: "ledger", title: "Ledger" }, connection: "local-files" });
+    const sandbox = await draftComponent(h.db, adminActor, { environment: "dev", kind: "StaticSite", name: "sandbox-site", spec: { site_name: "sandbox", title: "Sandbox" }, connection: "local-files" });
     // No connection: its job is refused by preflight (a failure in the record).
-    const orphan = await createComponent(h.db, adminActor, { environment: "dev", kind: "StaticSite", name: "orphan-site", spec: { site_name: "orphan", title: "Orphan" } });
+    const orphan = await draftComponent(h.db, adminActor, { environment: "dev", kind: "StaticSite", name: "orphan-site", spec: { site_name: "orphan", title: "Orphan" } });
     componentId = ledger.id;
 
     await addMember(ORG, "engineer", ENGINEER.email, ENGINEER.password);
     await addMember(ORG, "viewer", VIEWER.email, VIEWER.password);
     const [eng] = await h.db.select().from(users).where(eq(users.email, ENGINEER.email));
     const engineer: Actor = { userId: eng.id, label: ENGINEER.email, orgId: org.id, role: "engineer" };
-    await updateComponent(h.db, engineer, { id: ledger.id, spec: { site_name: "ledger", title: "Ledger (finance)" } });
+    await reconfigure(h.db, engineer, { id: ledger.id, spec: { site_name: "ledger", title: "Ledger (finance)" } });
     approvedJob = (await createJob(h.db, engineer, { componentId: ledger.id, operation: "update", versionMessage: "Ship the ledger title" })).id;
     await createJob(h.db, engineer, { componentId: sandbox.id, operation: "preview" });
     await createJob(h.db, engineer, { componentId: orphan.id, operation: "preview" });

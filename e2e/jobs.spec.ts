@@ -9,7 +9,7 @@ import { openDatabase } from "../db/client";
 import { iacModules, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { addMember } from "./db";
 import { e2eGates, e2eState, expectPreflightPassed, screenshot, signIn } from "./support";
 
@@ -40,8 +40,8 @@ test.beforeAll(async () => {
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
     await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated", provisioner: "builtin" as const, version: "1.0.1", source: gatedModule("static-site-gated") });
-    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
-    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
+    await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
+    await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
   } finally {
     await h.close();
   }

@@ -9,7 +9,7 @@ import { openDatabase } from "../db/client";
 import { iacModules, infraComponents, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { addMember } from "./db";
 import { e2eState, expectPreflightPassed, signIn } from "./support";
 
@@ -54,7 +54,7 @@ test.beforeAll(async () => {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
     const moduleId = newId("iacModule");
     await h.db.insert(iacModules).values({ id: moduleId, orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-guarded", provisioner: "builtin", version: "1.0.2", source: dir });
-    const c = await createComponent(h.db, systemActor(org.id), { environment: "prod", kind: "StaticSite", name: "vault-site", spec: { site_name: "vault", title: "home", page_count: 2 }, connection: "local-sandbox" });
+    const c = await draftComponent(h.db, systemActor(org.id), { environment: "prod", kind: "StaticSite", name: "vault-site", spec: { site_name: "vault", title: "home", page_count: 2 }, connection: "local-sandbox" });
     await h.db.update(infraComponents).set({ customModuleId: moduleId }).where(eq(infraComponents.id, c.id));
   } finally {
     await h.close();

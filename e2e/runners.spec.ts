@@ -16,7 +16,7 @@ import { iacModules, users } from "../db/schema";
 import { newId } from "../lib/ids";
 import { runnerStartCommand } from "../lib/runner-routing";
 import type { Actor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { createJob } from "../server/services/jobs/create-job";
 import { createOrganization } from "../server/services/organizations/create-organization";
 import { plantonStateLeftRefusal, registerOwnRunner } from "../server/services/runners/manage";
@@ -69,13 +69,13 @@ test.beforeAll(async () => {
     const files = await createConnection(h.db, actor, { name: "site-files", provider: "local", config: { root: path.join(scratch, "sites") } });
     await setConnectionAuthorizations(h.db, actor, { id: files.id, organization: true });
     await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated-runner", provisioner: "builtin" as const, version: "1.0.1", source: gatedModule(path.join(scratch, "module")) });
-    await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "runner-site", spec: { site_name: "own-runner-site", title: "own runner" }, connection: "site-files" });
-    heldComponentId = (await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "held-site", spec: { site_name: HELD_SITE, title: "held" }, connection: "site-files" })).id;
+    await draftComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "runner-site", spec: { site_name: "own-runner-site", title: "own runner" }, connection: "site-files" });
+    heldComponentId = (await draftComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "held-site", spec: { site_name: HELD_SITE, title: "held" }, connection: "site-files" })).id;
 
     // An organization with one state on Planton-managed storage and a runner of its own.
     const managed = await createOrganization(h.db, { slug: REFUSAL_ORG, name: "Still Managed Inc", environments: ["staging"], adminUserId: admin.id, adminLabel: s.email });
     const managedActor: Actor = { ...actor, orgId: managed.id };
-    const legacy = await createComponent(h.db, managedActor, { environment: "staging", kind: "StaticSite", name: "legacy-site", spec: { site_name: "legacy-site", title: "legacy" } });
+    const legacy = await draftComponent(h.db, managedActor, { environment: "staging", kind: "StaticSite", name: "legacy-site", spec: { site_name: "legacy-site", title: "legacy" } });
     const doc = { version: 4, terraform_version: "1.9.0", serial: 1, lineage: randomUUID(), outputs: {}, resources: [], check_results: null };
     await new PlantonManagedStore(h.db, managed.id, "e2e seed").write(plantonManagedKey(managed.id, legacy.id), storedStateOf(new Uint8Array(Buffer.from(JSON.stringify(doc)))));
     await registerOwnRunner(h.db, managedActor, { name: "edge-runner" });

@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { users } from "../db/schema";
 import { storedStateOf } from "../state-backends/rules";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { createOrganization } from "../server/services/organizations/create-organization";
 import { createConnection } from "../server/services/settings/connections";
 import { PlantonManagedStore, plantonManagedKey, plantonStateBytes } from "../server/services/state-backends/planton-managed-store";
@@ -29,7 +29,7 @@ test.beforeAll(async () => {
     // Two states already on Planton-managed storage, as jobs would have left them.
     const store = new PlantonManagedStore(h.db, org.id);
     for (const [env, name, serial] of [["dev", "web", 4], ["prod", "api", 9]] as const) {
-      const c = await createComponent(h.db, actor, { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "files" });
+      const c = await draftComponent(h.db, actor, { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "files" });
       const doc = { version: 4, terraform_version: "builtin-0.1.0", serial, lineage: `lin-${name}`, outputs: {}, resources: [] };
       await store.write(plantonManagedKey(org.id, c.id), storedStateOf(plantonStateBytes(doc)));
     }

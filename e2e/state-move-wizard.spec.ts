@@ -15,7 +15,7 @@ import { openDatabase } from "../db/client";
 import { iacModules, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
 import type { Actor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { createJob } from "../server/services/jobs/create-job";
 import { getJob } from "../server/services/jobs/queries";
 import { createOrganization } from "../server/services/organizations/create-organization";
@@ -59,12 +59,12 @@ test.beforeAll(async () => {
     // Real states on Planton-managed storage: each site's update job runs on the hosted runner.
     const jobs: string[] = [];
     for (const [i, name] of SITES.entries()) {
-      const component = await createComponent(h.db, actor, { environment: i % 2 ? "staging" : "dev", kind: "StaticSite", name, spec: { site_name: name, title: name }, connection: "local-files" });
+      const component = await draftComponent(h.db, actor, { environment: i % 2 ? "staging" : "dev", kind: "StaticSite", name, spec: { site_name: name, title: name }, connection: "local-files" });
       jobs.push((await createJob(h.db, actor, { componentId: component.id, operation: "update" })).id);
     }
     const store = new PlantonManagedStore(h.db, org.id, "e2e seed");
     for (let i = 0; i < BULK; i++) {
-      const component = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: `bulk-${String(i).padStart(3, "0")}`, spec: { site_name: `bulk-${i}`, title: `bulk ${i}` }, connection: "local-files" });
+      const component = await draftComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: `bulk-${String(i).padStart(3, "0")}`, spec: { site_name: `bulk-${i}`, title: `bulk ${i}` }, connection: "local-files" });
       const doc = { version: 4, terraform_version: "1.9.0", serial: 1, lineage: randomUUID(), outputs: {}, resources: [], check_results: null };
       await store.write(plantonManagedKey(org.id, component.id), storedStateOf(new Uint8Array(Buffer.from(JSON.stringify(doc)))));
     }
@@ -198,7 +198,7 @@ test("a state locked by a running job fails its move with the reason; Retry fail
     const [admin] = await h.db.select().from(users).where(eq(users.email, s.email));
     const actor: Actor = { userId: admin.id, label: s.email, orgId: org.id, role: "admin" };
     // A new component keeps its state on Planton-managed storage (the organization's default is unchanged).
-    const late = await createComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "late-site", spec: { site_name: "late-site", title: "late" }, connection: "local-files" });
+    const late = await draftComponent(h.db, actor, { environment: "dev", kind: "StaticSite", name: "late-site", spec: { site_name: "late-site", title: "late" }, connection: "local-files" });
     const first = await createJob(h.db, actor, { componentId: late.id, operation: "update" });
     await expect.poll(async () => (await getJob(h.db, org.id, first.id)).result, { timeout: 120_000 }).toBe("succeeded");
     // Then the platform's static-site module with a test gate named by the site (as e2e/jobs.spec.ts has

@@ -5,14 +5,14 @@ import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { organizations } from "../db/schema";
 import { systemActor } from "../server/actor";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "../test/components";
 import { e2eState, screenshot, signIn } from "./support";
 
 test.beforeAll(async () => {
   const h = await openDatabase({ url: e2eState().dbUrl, migrate: false });
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
-    await createComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "versions-site", spec: { site_name: "versions", title: "versions" }, connection: "local-sandbox" });
+    await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "versions-site", spec: { site_name: "versions", title: "versions" }, connection: "local-sandbox" });
   } finally {
     await h.close();
   }

@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cancelJob } from "../server/services/jobs/cancel-job";
 import { issueJobCredential } from "../server/services/runners/credentials";
 import { revokeRunner } from "../server/services/runners/revoke-runner";
-import { updateComponent } from "../server/services/components/update-component";
+import { draftComponent, reconfigure } from "../test/components";
 import { createSecret } from "../server/services/settings/secrets";
 import { catalogKinds, runners as runnersTable } from "../db/schema";
-import { createComponent } from "../server/services/components/create-component";
 import { createConnection, setConnectionAuthorizations } from "../server/services/settings/connections";
 import { and, eq } from "drizzle-orm";
 import type { ClaimResponse } from "../lib/runner-protocol";
@@ -276,7 +275,7 @@ describe("a claimed builtin job, run against the real server", () => {
     await c.t.db.update(catalogKinds).set({ provider: "aws" }).where(and(eq(catalogKinds.orgId, c.org.orgId), eq(catalogKinds.kind, "TestAwsThing")));
     const conn = await createConnection(c.t.db, c.org.actor(), { name: "aws-jobs", provider: "aws", config: { region: "eu-west-1" }, credentials: { access_key_id: KEY_ID, secret_access_key: SECRET } });
     await setConnectionAuthorizations(c.t.db, c.org.actor(), { id: conn.id, organization: true });
-    const component = await createComponent(c.t.db, c.org.actor(), { environment: "dev", kind: "TestAwsThing", name: "aws-thing", spec: {}, connection: "aws-jobs" });
+    const component = await draftComponent(c.t.db, c.org.actor(), { environment: "dev", kind: "TestAwsThing", name: "aws-thing", spec: {}, connection: "aws-jobs" });
     const jobId = (await c.api.jobs.create.mutate({ org: c.org.slug, componentId: component.id, operation: "refresh" })).id;
     const claim = await c.claimNext(runner);
     expect(claim.job.id).toBe(jobId);
@@ -295,7 +294,7 @@ describe("a claimed builtin job, run against the real server", () => {
     await c.queue("guarded", "update");
     expect(await run(await c.claimNext(runner))).toMatchObject({ exitCode: 0 });
     // One page fewer in the spec: the next update's plan deletes it, and protection keeps it.
-    await updateComponent(c.t.db, c.org.actor(), { id: c.ids.guarded!, spec: { pages: 1 } });
+    await reconfigure(c.t.db, c.org.actor(), { id: c.ids.guarded!, spec: { pages: 1 } });
     await c.componentPolicy("guarded", { protectDeletes: true });
     const jobId = await c.queue("guarded", "update");
     const r = await run(await c.claimNext(runner));

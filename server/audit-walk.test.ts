@@ -1,6 +1,6 @@
 // The router walk: every mutation of the app router is called once, as the console calls it (tRPC
 // caller, real context, real database), and must leave exactly one new audit event with the right
-// action, actor, target and names. A mutation without a case here fails the walk, so a new one cannot
+// action, actor, target and names (plus, for one that queues a job, that job's job.create, named by its case). A mutation without a case here fails the walk, so a new one cannot
 // ship without its audit event. Refusals and queries must leave none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
@@ -17,7 +17,7 @@ import type { AppCaller, TestOrg } from "../test/fixtures";
 import { createApiToken } from "./services/settings/api-tokens";
 import { cancelJob } from "./services/jobs/cancel-job";
 import { createJob } from "./services/jobs/create-job";
-import { createComponent } from "./services/components/create-component";
+import { createComponentAndDeploy } from "./services/components/lifecycle";
 import { createConnection } from "./services/settings/connections";
 import { lockState, putState, unlockState } from "./services/runners/state";
 import { listStateVersions } from "./services/state/state-versions";
@@ -41,7 +41,7 @@ interface World {
   ids: Record<string, string>;
 }
 
-/** What the one new event must say; `targetId` and the names are checked exactly (null included). */
+/** What the mutation's own event must say; `targetId` and the names are checked exactly (null included). */
 interface Expected {
   action: AuditAction;
   targetId: string;
@@ -57,6 +57,8 @@ interface Case {
   /** Anything the case needs first (its own events are not counted), then the input. */
   input: () => Promise<unknown> | unknown;
   expect: (out: any) => Expected | Promise<Expected>;
+  /** The other events the mutation records in the same transaction (the job a create queues), each checked for its action, target and actor. */
+  with?: (out: any) => { action: AuditAction; targetId: string }[];
   /** Events the system records afterwards as a consequence (awaited by `settle`), by action, with why. */
   then?: { settle: (out: any) => Promise<void>; actions: AuditAction[] };
 }
@@ -71,7 +73,8 @@ const org = () => w.org.slug;
 const DIR = (name: string) => path.join(tmp, name);
 
 // Ordered: each case may use what earlier ones made.
-const CASES: Record<string, Case | NoEvent> = {
+// A mutation with more than one way through (a create that deploys, one that saves a draft) has a case for each.
+const CASES: Record<string, Case | Case[] | NoEvent> = {
   "environments.create": {
     input: () => ({ org: org(), name: "qa", description: "for the walk" }),
     expect: (out) => ((w.ids.qa = out.id), { action: "environment.create", targetId: out.id, targetName: "qa", environment: "qa" }),
@@ -194,22 +197,6 @@ const CASES: Record<string, Case | NoEvent> = {
     input: () => ({ org: org(), provisioner: "tofu" }),
     expect: () => ({ action: "state_backend.unset_default", targetId: w.ids.backend, targetName: "walk-local" }),
   },
-  "components.create": {
-    as: "engineer",
-    input: () => ({ org: org(), environment: "staging", kind: "StaticSite", name: "walk-site", spec: { site_name: "walk" }, connection: "local-sandbox" }),
-    expect: (out) => ((w.ids.site = out.id), { action: "component.create", targetId: out.id, targetName: "walk-site", environment: "staging" }),
-  },
-  "components.update": {
-    as: "engineer",
-    input: () => ({ org: org(), id: w.ids.site, spec: { site_name: "walk-2" }, description: "changed" }),
-    expect: () => ({
-      action: "component.update",
-      targetId: w.ids.site,
-      targetName: "walk-site",
-      environment: "staging",
-      changes: { description: { from: "", to: "changed" }, "spec.site_name": { from: "walk", to: "walk-2" } },
-    }),
-  },
   "jobs.create": {
     as: "engineer",
     input: () => ({ org: org(), componentId: w.components[0].id, operation: "update", versionMessage: "walk" }),
@@ -317,6 +304,58 @@ const CASES: Record<string, Case | NoEvent> = {
     },
     expect: () => ({ action: "state_backend.delete", targetId: w.ids.spare, targetName: "walk-spare" }),
   },
+  // The direct path: a create, change or delete that queues a job records that job's job.create with it.
+  "components.create": [
+    {
+      as: "engineer",
+      input: () => ({ org: org(), environment: "staging", kind: "StaticSite", name: "walk-site", spec: { site_name: "walk" }, connection: "local-sandbox" }),
+      expect: (out) => ((w.ids.site = out.component.id), { action: "component.create", targetId: out.component.id, targetName: "walk-site", environment: "staging", changes: { version: 1, deploy: true } }),
+      with: (out) => [{ action: "job.create", targetId: out.job.id }],
+    },
+    {
+      as: "engineer",
+      input: () => ({ org: org(), environment: "staging", kind: "StaticSite", name: "walk-draft", spec: { site_name: "walk-draft" }, connection: "local-sandbox", deploy: false }),
+      expect: (out) => ((w.ids.draft = out.component.id), { action: "component.create", targetId: out.component.id, targetName: "walk-draft", environment: "staging", changes: { deploy: false } }),
+    },
+  ],
+  "components.update": [
+    {
+      as: "engineer",
+      input: () => ({ org: org(), id: w.ids.site, baseVersion: 1, spec: { site_name: "walk-2" }, description: "changed" }),
+      expect: () => ({
+        action: "component.update",
+        targetId: w.ids.site,
+        targetName: "walk-site",
+        environment: "staging",
+        changes: { description: { from: "", to: "changed" }, "spec.site_name": { from: "walk", to: "walk-2" } },
+      }),
+      with: (out) => [{ action: "job.create", targetId: out.job.id }],
+    },
+    {
+      as: "engineer",
+      input: () => ({ org: org(), id: w.ids.draft, description: "still a draft", deploy: false }),
+      expect: () => ({ action: "component.update", targetId: w.ids.draft, targetName: "walk-draft", environment: "staging", changes: { description: { from: "", to: "still a draft" } } }),
+    },
+  ],
+  "components.delete": [
+    {
+      // Its jobs are queued: the destroy job waits behind them.
+      as: "engineer",
+      input: () => ({ org: org(), id: w.ids.site }),
+      expect: () => ({ action: "component.delete", targetId: w.ids.site, targetName: "walk-site", environment: "staging" }),
+      with: (out) => [{ action: "job.create", targetId: out.job.id }],
+    },
+    {
+      // A draft no job ever ran for is removed at once.
+      as: "engineer",
+      input: () => ({ org: org(), id: w.ids.draft }),
+      expect: () => ({ action: "component.delete", targetId: w.ids.draft, targetName: "walk-draft", environment: "staging", changes: { jobId: null } }),
+    },
+  ],
+  "components.forget": {
+    input: async () => ({ org: org(), id: (w.ids.forgotten = (await createComponentAndDeploy(t.db, w.org.actor(), { environment: "dev", kind: "StaticSite", name: "walk-forgotten", spec: { site_name: "walk-forgotten" }, deploy: false })).component.id), confirmName: "walk-forgotten" }),
+    expect: () => ({ action: "component.forget", targetId: w.ids.forgotten, targetName: "walk-forgotten", environment: "dev", changes: { unmanaged: [] } }),
+  },
   // Members last: the viewer's role changes, their sign-in is reset, then they are removed.
   "members.add": {
     input: () => ({ org: org(), email: "new-walker@example.test", role: "viewer" }),
@@ -383,31 +422,41 @@ describe("the router walk", () => {
     expect([...missing, ...stale]).toEqual([]);
   });
 
-  it("every mutation records exactly one audit event with its action, actor, target and names; none records a secret's value", async () => {
+  it("every mutation records exactly its audit events (one, or the job it queues too) with action, actor, target and names; none records a secret's value", async () => {
     const failures: string[] = [];
-    for (const [name, c] of Object.entries(CASES)) {
+    const runs = Object.entries(CASES).flatMap(([name, c]) => (Array.isArray(c) ? c.map((one, i) => [name, one, `${name} (case ${i + 1})`] as const) : [[name, c, name] as const]));
+    for (const [name, c, label] of runs) {
       const role = "none" in c ? "admin" : (c.as ?? "admin");
       const input = await c.input();
       const seen = await eventIds();
       const out = await procedureOf(w.org.call(role), name)(input).catch((e: Error) => {
-        throw new Error(`${name} was refused: ${e.message}`);
+        throw new Error(`${label} was refused: ${e.message}`);
       });
       if ("none" in c) {
         const events = await newEvents(seen);
-        if (events.length) failures.push(`${name} records nothing (${c.none}), but recorded ${events.map((e) => e.action).join(", ")}`);
+        if (events.length) failures.push(`${label} records nothing (${c.none}), but recorded ${events.map((e) => e.action).join(", ")}`);
         continue;
       }
       const want = await c.expect(out);
+      const alongside = c.with?.(out) ?? [];
       await c.then?.settle(out);
       const events = await newEvents(seen);
       const mine = events.filter((e) => !c.then?.actions.includes(e.action as AuditAction));
       const followers = events.filter((e) => c.then?.actions.includes(e.action as AuditAction));
-      if (mine.length !== 1) {
-        failures.push(`${name} recorded ${mine.length} events (${mine.map((e) => e.action).join(", ") || "none"}), not exactly one ${want.action}`);
+      const expectedActions = [want.action, ...alongside.map((a) => a.action)].sort();
+      if (JSON.stringify(mine.map((e) => e.action).sort()) !== JSON.stringify(expectedActions)) {
+        failures.push(`${label} recorded ${mine.length} events (${mine.map((e) => e.action).join(", ") || "none"}), not exactly ${expectedActions.join(" + ")}`);
         continue;
       }
-      if (c.then && followers.length !== c.then.actions.length) failures.push(`${name}: expected its consequence ${c.then.actions.join(", ")}, saw ${followers.map((e) => e.action).join(", ") || "none"}`);
-      const [e] = mine;
+      if (c.then && followers.length !== c.then.actions.length) failures.push(`${label}: expected its consequence ${c.then.actions.join(", ")}, saw ${followers.map((e) => e.action).join(", ") || "none"}`);
+      const byActor = { actorLabel: w.org.users[role].email, actorId: w.org.users[role].userId, clientAddress: "127.0.0.1" };
+      for (const other of alongside) {
+        const e = mine.find((m) => m.action === other.action)!;
+        const got = { targetId: e.targetId, actorLabel: e.actorLabel, actorId: e.actorId, clientAddress: e.clientAddress, result: e.result };
+        const expected = { targetId: other.targetId, ...byActor, result: "success" };
+        if (JSON.stringify(got) !== JSON.stringify(expected)) failures.push(`${label}: its ${other.action} is ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
+      }
+      const e = mine.find((m) => m.action === want.action)!;
       const got = {
         action: e.action,
         actorLabel: e.actorLabel,
@@ -421,21 +470,19 @@ describe("the router walk", () => {
       };
       const expected = {
         action: want.action,
-        actorLabel: w.org.users[role].email,
-        actorId: w.org.users[role].userId,
-        clientAddress: "127.0.0.1",
+        ...byActor,
         targetType: AUDIT_ACTIONS[want.action].target,
         targetId: want.targetId,
         targetName: want.targetName,
         environment: want.environment ?? null,
         result: want.result ?? "success",
       };
-      if (JSON.stringify(got) !== JSON.stringify(expected)) failures.push(`${name}: recorded ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
+      if (JSON.stringify(got) !== JSON.stringify(expected)) failures.push(`${label}: recorded ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
       for (const [k, v] of Object.entries(want.changes ?? {})) {
         const recorded = (e.changes as Record<string, unknown> | null)?.[k];
-        if (!isDeepStrictEqual(recorded, v)) failures.push(`${name}: changes.${k} is ${JSON.stringify(recorded)}, expected ${JSON.stringify(v)}`);
+        if (!isDeepStrictEqual(recorded, v)) failures.push(`${label}: changes.${k} is ${JSON.stringify(recorded)}, expected ${JSON.stringify(v)}`);
       }
-      if (!e.summary || e.summary.endsWith("..")) failures.push(`${name}: summary ${JSON.stringify(e.summary)}`);
+      for (const m of mine) if (!m.summary || m.summary.endsWith("..")) failures.push(`${label}: ${m.action} summary ${JSON.stringify(m.summary)}`);
     }
     expect(failures).toEqual([]);
     const all = JSON.stringify(await t.db.select().from(auditEvents));
@@ -453,6 +500,11 @@ describe("the router walk", () => {
       ["deleting an unknown secret", () => admin.secrets.delete({ org: org(), id: "sec_none" })],
       ["a component of an unknown kind", () => engineer.components.create({ org: org(), environment: "dev", kind: "NoSuchKind", name: "nope" })],
       ["an unknown operation", () => engineer.jobs.create({ org: org(), componentId: w.components[0].id, operation: "explode" })],
+      ["a change based on a version replaced since", () => engineer.components.update({ org: org(), id: w.components[0].id, baseVersion: 7, description: "stale" })],
+      ["deleting a component being deleted", () => engineer.components.delete({ org: org(), id: w.ids.site })],
+      ["a job for a deleted component", () => engineer.jobs.create({ org: org(), componentId: w.ids.draft, operation: "refresh" })],
+      ["forgetting without the name as confirmation", () => admin.components.forget({ org: org(), id: w.components[0].id })],
+      ["an engineer forgetting", () => engineer.components.forget({ org: org(), id: w.components[0].id, confirmName: w.components[0].name })],
     ];
     for (const [what, call] of refusals) {
       const seen = await eventIds();
@@ -462,9 +514,10 @@ describe("the router walk", () => {
 
     // A component whose connection nobody authorized: the job ends failed at preflight, and that is its one event.
     const conn = await createConnection(t.db, w.org.actor(), { name: "local-unauthorized", provider: "local", config: { root: DIR("unauth") } });
-    const comp = await createComponent(t.db, w.org.actor(), { environment: "prod", kind: "StaticSite", name: "walk-refused", spec: { site_name: "walk-refused" }, connection: conn.name });
+    const comp = (await createComponentAndDeploy(t.db, w.org.actor(), { deploy: false, environment: "prod", kind: "StaticSite", name: "walk-refused", spec: { site_name: "walk-refused" }, connection: conn.name })).component;
     const seen = await eventIds();
     const job = await engineer.jobs.create({ org: org(), componentId: comp.id });
+    expect(job.specVersion).toBe(1);
     expect(job).toMatchObject({ status: "completed", result: "failed" });
     const events = await newEvents(seen);
     expect(events.map((e) => [e.action, e.result, e.targetType, e.targetId, e.targetName, e.environment])).toEqual([["job.preflight_failed", "failure", "infra_job", job.id, "walk-refused", "prod"]]);

@@ -8,7 +8,7 @@ import { newId } from "@/lib/ids";
 import type { Actor } from "./actor";
 import { createUserWithPassword, type Auth } from "./auth/auth";
 import { serverConfig } from "./config";
-import { createComponent } from "./services/components/create-component";
+import { createComponentAndDeploy } from "./services/components/lifecycle";
 import { createOrganization } from "./services/organizations/create-organization";
 import { environmentByName } from "./services/organizations/lookup";
 import { localInfraBase } from "./services/runners/hosted";
@@ -55,9 +55,11 @@ export async function seedDemoOrganization(db: Database, auth: Auth, log: (msg: 
     protectDeletes: true,
   });
 
-  await createComponent(db, actor, { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs", title: "Acme docs" }, connection: "local-sandbox" });
-  await createComponent(db, actor, { environment: "prod", kind: "StaticSite", name: "marketing-site", spec: { site_name: "www", title: "Acme" }, connection: "local-sandbox" });
-  await createComponent(db, actor, { environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" }, connection: "local-sandbox" });
+  // Drafts: nothing runs until someone deploys one (its page's Deploy, or a job), and prod's first deploy pauses for approval.
+  const demo = { connection: "local-sandbox", deploy: false } as const;
+  await createComponentAndDeploy(db, actor, { ...demo, environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs", title: "Acme docs" } });
+  await createComponentAndDeploy(db, actor, { ...demo, environment: "prod", kind: "StaticSite", name: "marketing-site", spec: { site_name: "www", title: "Acme" } });
+  await createComponentAndDeploy(db, actor, { ...demo, environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" } });
 
   const bar = "─".repeat(64);
   log(

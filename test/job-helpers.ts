@@ -9,7 +9,7 @@ import { flowControlPolicies, runners } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { StepName } from "@/lib/runner-protocol";
 import { seedTestOrg, type TestOrg } from "./fixtures";
-import { createComponent } from "../server/services/components/create-component";
+import { draftComponent } from "./components";
 import { PLATFORM_DEFAULT, type PolicyToggles } from "@/lib/flow-control";
 import { claimJob } from "../server/services/runners/claim";
 import { jobAccess } from "../server/services/runners/job-access";
@@ -23,7 +23,7 @@ export async function orgWithComponent(db: Database, opts: { policy?: Partial<Po
   const org = await seedTestOrg(db);
   const components = [];
   for (let i = 0; i < (opts.components ?? 1); i++) {
-    components.push(await createComponent(db, org.actor(), { environment: "dev", kind: "StaticSite", name: `site-${i}`, spec: { site_name: `site-${i}` }, connection: "local-sandbox" }));
+    components.push(await draftComponent(db, org.actor(), { environment: "dev", kind: "StaticSite", name: `site-${i}`, spec: { site_name: `site-${i}` }, connection: "local-sandbox" }));
   }
   if (opts.policy) {
     await db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "organization", orgId: org.orgId, selectorId: org.orgId, ...PLATFORM_DEFAULT, ...opts.policy });

@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { stateObjects } from "../../db/schema";
 import type { InfraJob } from "../../lib/client";
 import type { ProgressEvent } from "../../lib/runner-protocol";
-import { updateComponent } from "../../server/services/components/update-component";
+import { reconfigure } from "../components";
 import { setFlowControlPolicy } from "../../server/services/settings/flow-control";
 import { startJobStack, type JobStack } from "./harness";
 
@@ -25,7 +25,7 @@ const exists = (name: string) => fs.existsSync(file(name));
 const finished = async (id: string): Promise<InfraJob> => rest.jobs.get((await stack.finished(id)).id);
 
 async function update(spec: Record<string, unknown>): Promise<InfraJob> {
-  await updateComponent(t.db, org.actor("engineer"), { id: componentId, spec });
+  await reconfigure(t.db, org.actor("engineer"), { id: componentId, spec });
   const job = await finished((await rest.jobs.create(componentId, { operation: "update" })).id);
   expect(job.result, `${job.reason}\n${runnerLog().slice(-2000)}`).toBe("succeeded");
   return job;

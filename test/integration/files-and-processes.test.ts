@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connectionAuthorizations, connections } from "../../db/schema";
 import { hostedRunnerMayInherit } from "../../lib/hosted-runner-env";
 import { newId } from "../../lib/ids";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestGates } from "../gates";
 import { startJobStack, type JobStack } from "./harness";
@@ -142,8 +142,8 @@ describe("files and processes, on Postgres with a hosted runner", () => {
 
   it("a local root outside the organization's folder is refused on a hosted runner, naming the folder; one the operator allowed works", async () => {
     const { t, org } = stack;
-    stack.ids.outside = (await createComponent(t.db, org.actor(), { environment: "dev", kind: "TestSlow", name: "outside", spec: { name: "two" }, connection: "elsewhere" })).id;
-    stack.ids.permitted = (await createComponent(t.db, org.actor(), { environment: "dev", kind: "TestSlow", name: "permitted", spec: { name: "three" }, connection: "allowed" })).id;
+    stack.ids.outside = (await draftComponent(t.db, org.actor(), { environment: "dev", kind: "TestSlow", name: "outside", spec: { name: "two" }, connection: "elsewhere" })).id;
+    stack.ids.permitted = (await draftComponent(t.db, org.actor(), { environment: "dev", kind: "TestSlow", name: "permitted", spec: { name: "three" }, connection: "allowed" })).id;
     const refused = await stack.finished((await stack.run("outside", "update")).id);
     expect(refused.result).toBe("failed");
     expect(refused.steps.find((s) => s.step === "init")).toMatchObject({

@@ -11,7 +11,7 @@ import { createPlantonClient, type PlantonClient } from "../../lib/client";
 import { newId } from "../../lib/ids";
 import type { Role } from "../../lib/roles";
 import type { ProgressEvent } from "../../lib/runner-protocol";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { ensureHostedRunner } from "../../server/services/runners/register-runner";
 import { createApiToken } from "../../server/services/settings/api-tokens";
 import type { PolicyToggles } from "../../lib/flow-control";
@@ -104,7 +104,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       return child;
     },
     async component(name, environment, kind, spec) {
-      ids[name] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
+      ids[name] = (await draftComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
       return ids[name];
     },
     async registerKind(kind, moduleName, fields = [], provisioner = "builtin") {

@@ -16,7 +16,7 @@ import { artifacts, connectionAuthorizations, connections, environments, infraJo
 import { newId } from "../../lib/ids";
 import { RUNNER_API, type ClaimResponse, type StepName } from "../../lib/runner-protocol";
 import { encryptSecret, sha256Hex } from "../../server/crypto";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { createJob } from "../../server/services/jobs/create-job";
 import { resumeJob } from "../../server/services/jobs/resume-job";
 import { issueJobCredential } from "../../server/services/runners/credentials";
@@ -543,7 +543,7 @@ describe("what a job credential reads", () => {
       { id: newId("variable"), orgId: org.orgId, name: "SITE_TITLE", value: "Title from a variable" },
       { id: newId("variable"), orgId: org.orgId, name: "UNUSED_VAR", value: "not-for-this-job" },
     ]);
-    const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "titled", spec: { site_name: "titled", title: "$var/SITE_TITLE" }, connection: "local-sandbox" });
+    const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "titled", spec: { site_name: "titled", title: "$var/SITE_TITLE" }, connection: "local-sandbox" });
     await createJob(t.db, org.actor(), { componentId: c.id, operation: "preview" });
     const claimed = await claimWith(live.token);
     expect(claimed.claim.input.variables).toMatchObject({ title: "Title from a variable" });
@@ -668,7 +668,7 @@ describe("tokens and credentials", () => {
     apiRunnerTokens.push((registered.body as { token: string }).token, token);
     await t.db.update(runners).set({ kind: "hosted" }).where(eq(runners.name, "r-process"));
     await addSecret(other, "SITE_TITLE", "title-from-a-secret");
-    const c = await createComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "secret-titled", spec: { site_name: "secret-titled", title: "$secret/SITE_TITLE" }, connection: "local-sandbox" });
+    const c = await draftComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "secret-titled", spec: { site_name: "secret-titled", title: "$secret/SITE_TITLE" }, connection: "local-sandbox" });
     const j = await createJob(t.db, other.actor(), { componentId: c.id, operation: "preview" });
 
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "planton-matrix-runner-"));

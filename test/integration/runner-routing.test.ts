@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStateBackend, setDefaultStateBackend } from "../../server/services/state-backends/backends";
 import { createConnection, setConnectionAuthorizations } from "../../server/services/settings/connections";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { startJobStack, type JobStack, type RunnerProcess } from "./harness";
 
 let s: JobStack;
@@ -32,7 +32,7 @@ describe("routing with real runner processes", () => {
   it("a job goes to the runner its connection names, another to the organization's default, the rest to a Planton-hosted runner; each job says where it ran", async () => {
     const admin = s.org.call("admin");
     await admin.runners.setDefault({ org: s.org.slug, runner: "prod-runner" });
-    const onEdge = (await createComponent(s.t.db, s.org.actor(), { environment: "dev", kind: "StaticSite", name: "on-edge", spec: { site_name: "on-edge" }, connection: "edge" })).id;
+    const onEdge = (await draftComponent(s.t.db, s.org.actor(), { environment: "dev", kind: "StaticSite", name: "on-edge", spec: { site_name: "on-edge" }, connection: "edge" })).id;
     s.ids["on-edge"] = onEdge;
     await s.component("on-default", "dev", "StaticSite", { site_name: "on-default" });
 
@@ -54,7 +54,7 @@ describe("routing with real runner processes", () => {
 
   it("revoking a runner mid-job fails its running job with the reason, and its process stops working on it", async () => {
     s.gates.hold("edge-held");
-    const id = (await createComponent(s.t.db, s.org.actor(), { environment: "dev", kind: "TestSlow", name: "slow-edge", spec: { name: "edge-held" }, connection: "edge" })).id;
+    const id = (await draftComponent(s.t.db, s.org.actor(), { environment: "dev", kind: "TestSlow", name: "slow-edge", spec: { name: "edge-held" }, connection: "edge" })).id;
     s.ids["slow-edge"] = id;
     const job = await s.run("slow-edge", "update");
     await s.gates.held("edge-held");

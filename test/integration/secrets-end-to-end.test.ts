@@ -9,7 +9,7 @@ import { and, eq } from "drizzle-orm";
 import { flowControlPolicies, secrets, stateObjects } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { decryptSecret } from "../../server/crypto";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { environmentByName } from "../../server/services/organizations/lookup";
 import { createSecret } from "../../server/services/settings/secrets";
 import { apiClient } from "../api-client";
@@ -101,7 +101,7 @@ beforeAll(async () => {
   await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "environment", orgId: org.orgId, selectorId: prod.id, pauseBeforeApply: true });
   await createSecret(t.db, org.actor(), { name: "SITE_TITLE", value: SITE_TITLE, scope: "environment", environments: ["prod"] });
   const mk = async (key: string, name: string, environment: string, kind: string, spec: Record<string, unknown>) => {
-    ids[key] = (await createComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
+    ids[key] = (await draftComponent(t.db, org.actor(), { environment, kind, name, spec, connection: "local-sandbox" })).id;
   };
   await mk("launch", "launch", "prod", "StaticSite", { site_name: "launch", title: "$secret/SITE_TITLE" });
   await mk("creds", "orders-db", "prod", "DatabaseCredentials", { database_name: "orders" });

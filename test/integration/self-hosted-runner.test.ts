@@ -12,7 +12,7 @@ import path from "node:path";
 import { createPlantonClient, type InfraJob, type PlantonClient } from "../../lib/client";
 import { buildProgram } from "../../cli/main";
 import { storedStateOf } from "../../state-backends/rules";
-import { createComponent } from "../../server/services/components/create-component";
+import { draftComponent } from "../components";
 import { unauthorizedConnectionMessage } from "../../server/services/jobs/preflight";
 import { createConnection } from "../../server/services/settings/connections";
 import { createApiToken } from "../../server/services/settings/api-tokens";
@@ -84,7 +84,7 @@ beforeAll(async () => {
   otherAdminToken = (await createApiToken(stack.t.db, other.actor("admin"), { name: "other-admin" })).token;
   const store = new PlantonManagedStore(stack.t.db, other.orgId);
   for (const [name, env] of [["web", "dev"], ["docs", "dev"], ["api", "prod"]] as const) {
-    const { id } = await createComponent(stack.t.db, other.actor(), { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "local-sandbox" });
+    const { id } = await draftComponent(stack.t.db, other.actor(), { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "local-sandbox" });
     const doc = { version: 4, terraform_version: "builtin-0.1.0", serial: 1, lineage: `lin-${name}`, outputs: {}, resources: [] };
     await store.write(plantonManagedKey(other.orgId, id), storedStateOf(plantonStateBytes(doc)));
   }
@@ -199,7 +199,7 @@ describe("a self-hosted runner from the command line", () => {
 
   it("a job refused for an unauthorized connection runs after the refusal's own planton connection auth create command", async () => {
     await createConnection(stack.t.db, stack.org.actor(), { name: "lab-files", provider: "local", config: { root: stack.file("lab") } });
-    const { id } = await createComponent(stack.t.db, stack.org.actor("engineer"), { environment: "staging", kind: "StaticSite", name: "lab-site", spec: { site_name: "lab" }, connection: "lab-files" });
+    const { id } = await draftComponent(stack.t.db, stack.org.actor("engineer"), { environment: "staging", kind: "StaticSite", name: "lab-site", spec: { site_name: "lab" }, connection: "lab-files" });
     const refused = await stack.rest.jobs.create(id, { operation: "update" });
     expect([refused.status, refused.result]).toEqual(["completed", "failed"]);
     const message = unauthorizedConnectionMessage("staging", "local", "lab-files");

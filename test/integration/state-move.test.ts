@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { stateBackends, stateObjects } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { createPlantonClient } from "../../lib/client";
-import { updateComponent } from "../../server/services/components/update-component";
+import { reconfigure } from "../components";
 import { createTestGates, type TestGates } from "../gates";
 import { startJobStack, type JobStack } from "./harness";
 
@@ -36,7 +36,7 @@ describe("a job queued during a move", () => {
     expect(before.serial).toBeGreaterThan(0);
 
     // The queued job has something to apply, so it writes a newer state (on the new backend).
-    await updateComponent(stack.t.db, stack.org.actor("engineer"), { id: stack.ids.site, spec: { site_name: "moved" } });
+    await reconfigure(stack.t.db, stack.org.actor("engineer"), { id: stack.ids.site, spec: { site_name: "moved" } });
     const dir = path.join(stack.infraRoot, "own-states");
     await stack.t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: stack.org.orgId, name: "own-local", kind: "local", config: { path: dir } });
     const admin = createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") });

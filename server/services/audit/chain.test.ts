@@ -8,7 +8,7 @@ import { auditChainHeads, auditEvents } from "@/db/schema";
 import { AUDIT_GENESIS_HASH } from "@/lib/audit";
 import { recordAudit } from "../../audit";
 import { rowsOf } from "@/db/client";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { createJob } from "../jobs/create-job";
 import { listAudit } from "./list";
 
@@ -72,8 +72,8 @@ describe("the audit chain", () => {
   });
 
   it("gives a component's slice: its own events and its jobs', no one else's", async () => {
-    const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "slice-site", spec: { site_name: "slice" }, connection: "local-sandbox" });
-    const other = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "other-site", spec: { site_name: "other" }, connection: "local-sandbox" });
+    const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "slice-site", spec: { site_name: "slice" }, connection: "local-sandbox" });
+    const other = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "other-site", spec: { site_name: "other" }, connection: "local-sandbox" });
     const job = await createJob(t.db, org.actor(), { componentId: c.id, operation: "preview" });
     await createJob(t.db, org.actor(), { componentId: other.id, operation: "preview" });
     const slice = await listAudit(t.db, org.actor(), "acme", { component: c.id });

@@ -1,7 +1,10 @@
+// Creating an Infra Component (the direct path: its first update job is queued with it), and the
+// checks every create and change makes: the spec against its kind, the connection's provider, the backend.
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { connections, infraComponents, stateBackends } from "@/db/schema";
+import { createComponentBody } from "@/lib/api/component-schemas";
 import { fieldsSchema, withDefaults } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
 import { recordAudit } from "../../audit";
@@ -9,20 +12,9 @@ import { badRequest, conflict, isUniqueViolation, notFound } from "../../errors"
 import type { Actor } from "../../actor";
 import { getCatalogKind, type CatalogKind } from "../catalog";
 import { environmentByName } from "../organizations/lookup";
-import { nameSchema } from "@/lib/names";
-
-export const componentName = nameSchema();
-
-export const createComponentInput = z.object({
-  environment: z.string().min(1, { error: "Pick an environment" }),
-  kind: z.string().min(1, { error: "Pick a catalog kind" }),
-  name: componentName,
-  description: z.string().max(500).default(""),
-  spec: z.record(z.string(), z.unknown()).default({}),
-  connection: z.string().optional(),
-  stateBackend: z.string().optional(),
-});
-export type CreateComponentInput = z.input<typeof createComponentInput>;
+import { createJob } from "../jobs/create-job";
+import { recordVersion } from "./versions";
+import { getComponentView, type ComponentChange } from "./views";
 
 /** Validates a spec against its kind; the error names the first wrong field and what it accepts. */
 export function validateSpec(kind: CatalogKind, spec: Record<string, unknown>) {
@@ -56,8 +48,12 @@ export async function stateBackendByName(db: Queryable, orgId: string, name: str
   return b;
 }
 
-export async function createComponent(db: Database, actor: Actor, raw: CreateComponentInput) {
-  const input = createComponentInput.parse(raw);
+/**
+ * Saves the component at spec version 1 and, unless deploy is false (a draft), queues its first update
+ * job under the flow control that applies, in the same transaction: both are recorded, or neither.
+ */
+export async function createComponentAndDeploy(db: Database, actor: Actor, raw: z.input<typeof createComponentBody>): Promise<ComponentChange> {
+  const input = createComponentBody.parse(raw);
   const env = await environmentByName(db, actor.orgId, input.environment).catch(withField("environment"));
   const kind = await getCatalogKind(db, actor.orgId, input.kind).catch(withField("kind"));
   const spec = validateSpec(kind, input.spec);
@@ -65,33 +61,34 @@ export async function createComponent(db: Database, actor: Actor, raw: CreateCom
   const backend = input.stateBackend ? await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend")) : null;
   const id = newId("infraComponent");
   try {
-    return await db.transaction(async (tx) => {
-      const [row] = await tx
-        .insert(infraComponents)
-        .values({
-          id,
-          orgId: actor.orgId,
-          environmentId: env.id,
-          kind: kind.kind,
-          name: input.name,
-          description: input.description,
-          spec,
-          connectionId: conn?.id ?? null,
-          stateBackendId: backend?.id ?? null,
-          createdBy: actor.userId,
-        })
-        .returning();
+    const job = await db.transaction(async (tx) => {
+      await tx.insert(infraComponents).values({
+        id,
+        orgId: actor.orgId,
+        environmentId: env.id,
+        kind: kind.kind,
+        name: input.name,
+        description: input.description,
+        spec,
+        connectionId: conn?.id ?? null,
+        stateBackendId: backend?.id ?? null,
+        status: "draft",
+        specVersion: 1,
+        createdBy: actor.userId,
+      });
+      await recordVersion(tx, actor, id, "first");
       await recordAudit(tx, actor, {
         action: "component.create",
         targetId: id,
         targetName: input.name,
         environment: env.name,
-        summary: `Created ${kind.kind} ${input.name} in ${env.name}`,
+        summary: `Created ${kind.kind} ${input.name} in ${env.name}${input.deploy ? "" : " as a draft (nothing deployed)"}`,
         // A spec holds secrets only as `$secret/NAME` references, so it is recorded as written.
-        changes: { kind: kind.kind, description: input.description, spec, connection: conn?.name ?? null, stateBackend: backend?.name ?? null },
+        changes: { kind: kind.kind, description: input.description, spec, connection: conn?.name ?? null, stateBackend: backend?.name ?? null, version: 1, deploy: input.deploy },
       });
-      return row;
+      return input.deploy ? createJob(tx, actor, { componentId: id, operation: "update", versionMessage: input.versionMessage }) : null;
     });
+    return { component: await getComponentView(db, actor, id), job, queuedBehind: null };
   } catch (err) {
     if (isUniqueViolation(err)) {
       throw conflict(`A component named ${input.name} already exists in ${env.name}. Choose another name, or open the existing one.`, "name");

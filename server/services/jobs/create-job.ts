@@ -2,7 +2,7 @@
 // it failed with the preflight report when an essential is missing: then nothing runs).
 import { z } from "zod";
 import { createJobBody } from "@/lib/api/schemas";
-import type { Database } from "@/db/client";
+import type { Queryable } from "@/db/client";
 import { and, eq, isNull } from "drizzle-orm";
 import { infraComponents, infraJobs, jobOperations } from "@/db/schema";
 import { PLANTON_MANAGED_KIND } from "@/lib/state-backend-kinds";
@@ -11,8 +11,9 @@ import { withVariables } from "@/lib/secrets";
 import { isOperation, unknownOperationMessage, type IacInput, type JobOperationKind } from "@/lib/runner-protocol";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
-import { badRequest } from "../../errors";
+import { badRequest, conflict } from "../../errors";
 import { getComponent, type InfraComponentView } from "../components/queries";
+import { assertComponentAction, lockComponent } from "../components/refusals";
 import { appendEvents } from "./events";
 import { planFailedPreflight, planJob } from "./lifecycle";
 import { preflightForComponent, type PreflightReport, type Resolved } from "./preflight";
@@ -24,8 +25,12 @@ export type CreateJobInput = z.input<typeof createJobInput>;
 import type { StoredIacInput } from "@/db/schema";
 export type { StoredIacInput };
 
-/** Creates a job. Refuses an unknown operation (nothing is created); a failed preflight creates a completed/failed job. */
-export async function createJob(db: Database, actor: Actor, raw: CreateJobInput, opts: { rerunOf?: string } = {}) {
+/**
+ * Creates a job. Refuses an unknown operation, or a component its status keeps from running one (deleted,
+ * forgotten, being deleted): nothing is created. A failed preflight creates a completed/failed job.
+ * Runs in the caller's transaction when given one (a create or change records its job with it).
+ */
+export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput, opts: { rerunOf?: string } = {}) {
   const input = createJobInput.parse(raw);
   if (!isOperation(input.operation)) throw badRequest(unknownOperationMessage(input.operation), "operation");
   const operation = input.operation;
@@ -33,12 +38,21 @@ export async function createJob(db: Database, actor: Actor, raw: CreateJobInput,
     throw badRequest("An import job needs the resource's address in the module and its provider id (--address, --id). No job was created.", "import");
   }
   const component = await getComponent(db, actor.orgId, input.componentId);
+  assertComponentAction("deploy", component, actor.role);
   const { report, resolved } = await preflightForComponent(db, { ...component, orgId: actor.orgId });
   const jobId = newId("infraJob");
   const plan = report.passed ? planJob(operation, resolved.policy.toggles) : planFailedPreflight(operation, resolved.policy.toggles);
   const iacInput = report.passed ? buildIacInput(jobId, actor.orgId, component, operation, resolved, plan.steps, input.import) : null;
 
   return db.transaction(async (tx) => {
+    // Under the component's lock: a delete that started since is seen, and the job runs the version it is at now.
+    const locked = await lockComponent(tx, component.id);
+    assertComponentAction("deploy", locked, actor.role);
+    if (locked.specVersion !== component.specVersion) {
+      throw conflict(`Nothing ran: ${component.name} changed to version ${locked.specVersion} while the job for version ${component.specVersion} was being prepared. Run the job again to run version ${locked.specVersion}.`);
+    }
+    // A draft is deployed by its first job.
+    if (locked.status === "draft") await tx.update(infraComponents).set({ status: "active", updatedAt: new Date() }).where(eq(infraComponents.id, component.id));
     // The component's first state goes where the default is now; a default changed later is for new components.
     if (report.passed && resolved.backendFromDefault && resolved.backend && resolved.backend.kind !== PLANTON_MANAGED_KIND) {
       await tx.update(infraComponents).set({ stateBackendId: resolved.backend.id }).where(and(eq(infraComponents.id, component.id), isNull(infraComponents.stateBackendId)));
@@ -50,6 +64,7 @@ export async function createJob(db: Database, actor: Actor, raw: CreateJobInput,
         orgId: actor.orgId,
         componentId: component.id,
         operation,
+        specVersion: locked.specVersion,
         ...plan.initial,
         reason: report.reason,
         versionMessage: input.versionMessage,

@@ -6,7 +6,7 @@ import { approvals, connections, infraComponents, infraJobs, jobOperations, stat
 import { newId } from "@/lib/ids";
 import { encryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
 import { appendEvents, appendRunnerEvents, readEventsAfter, streamJobEvents } from "./events";
@@ -56,7 +56,7 @@ describe("creating an Infra Job", () => {
     const org = await seedTestOrg(t.db);
     const connId = newId("connection");
     await t.db.insert(connections).values({ id: connId, orgId: org.orgId, name: "aws-prod", provider: "aws", config: { region: "us-east-1" }, credentialsEncrypted: encryptSecret("{}") });
-    const c = await createComponent(t.db, org.actor(), { environment: "staging", kind: "AwsS3Bucket", name: "bucket", spec: { bucket_name: "my-bucket" }, connection: "aws-prod" });
+    const c = await draftComponent(t.db, org.actor(), { environment: "staging", kind: "AwsS3Bucket", name: "bucket", spec: { bucket_name: "my-bucket" }, connection: "aws-prod" });
     const job = await createJob(t.db, org.actor(), { componentId: c.id, operation: "update" });
     const expected =
       "Nothing ran: environment staging may not use the aws connection aws-prod. Authorize it (planton connection auth create --provider aws --connection aws-prod --scope environment --environments staging), or make it the organization's (--scope organization), then run the job again.";
@@ -79,7 +79,7 @@ describe("creating an Infra Job", () => {
       return failed[0].errors;
     };
     // Credentials: no connection on the component.
-    const noConn = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "no-conn", spec: { site_name: "xx" } });
+    const noConn = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "no-conn", spec: { site_name: "xx" } });
     expect(await check(noConn.id, "credentials")).toEqual([
       "Component no-conn has no connection, and StaticSite deploys through a local connection. Set one on the component (Infra Components → no-conn → Edit), then run the job again.",
     ]);
@@ -87,19 +87,19 @@ describe("creating an Infra Job", () => {
     await t.db.insert(connections).values({ id: newId("connection"), orgId: org.orgId, name: "aws-empty", provider: "aws", config: { region: "eu-west-1" } });
     const [conn] = await t.db.select().from(connections).where(and(eq(connections.orgId, org.orgId), eq(connections.name, "aws-empty")));
     await t.db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId: conn.id, scope: "organization" });
-    const noCreds = await createComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "no-creds", spec: { bucket_name: "bkt-1" }, connection: "aws-empty" });
+    const noCreds = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "no-creds", spec: { bucket_name: "bkt-1" }, connection: "aws-empty" });
     expect((await check(noCreds.id, "credentials"))[0]).toBe(
       "Connection aws-empty has no credentials stored, and aws needs them (access_key_id, secret_access_key). Add them in Settings → Connections → aws-empty, or switch the connection to runner mode, then run the job again.",
     );
     // Module: a custom module that is not registered.
-    const badModule = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "bad-module", spec: { site_name: "xx" }, connection: "local-sandbox" });
+    const badModule = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "bad-module", spec: { site_name: "xx" }, connection: "local-sandbox" });
     await t.db.update(infraComponents).set({ customModuleId: "mod_gone" }).where(eq(infraComponents.id, badModule.id));
     expect((await check(badModule.id, "module"))[0]).toMatch(/^The component's custom module mod_gone is not registered\./);
     // Backend: the organization has no default and no Planton-managed backend.
     const other = await seedTestOrg(t.db);
     await t.db.delete(stateBackendDefaults).where(eq(stateBackendDefaults.orgId, other.orgId));
     await t.db.delete(stateBackends).where(eq(stateBackends.orgId, other.orgId));
-    const noBackend = await createComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "no-backend", spec: { site_name: "xx" }, connection: "local-sandbox" });
+    const noBackend = await draftComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "no-backend", spec: { site_name: "xx" }, connection: "local-sandbox" });
     const job = await createJob(t.db, other.actor(), { componentId: noBackend.id });
     const report = job.preflight as { checks: { essential: string; passed: boolean; errors: string[] }[] };
     expect(report.checks.filter((c) => !c.passed).map((c) => c.essential)).toEqual(["backend"]);
@@ -250,7 +250,7 @@ describe("variables referenced by a spec", () => {
     const { org } = await orgWithComponent(t.db, { components: 0 });
     await createVariable(t.db, org.actor(), { name: "SITE_TITLE", value: "Staging site", scope: "environment", environments: ["staging"] });
     const mk = (environment: string, title: string) =>
-      createComponent(t.db, org.actor(), { environment, kind: "StaticSite", name: `titled-${environment}-${title.length}`, spec: { site_name: `titled-${environment}`, title }, connection: "local-sandbox" });
+      draftComponent(t.db, org.actor(), { environment, kind: "StaticSite", name: `titled-${environment}-${title.length}`, spec: { site_name: `titled-${environment}`, title }, connection: "local-sandbox" });
     const staging = await mk("staging", "$var/SITE_TITLE");
     const ok = await createJob(t.db, org.actor(), { componentId: staging.id });
     expect(ok.status).toBe("queued");

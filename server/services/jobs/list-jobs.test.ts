@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
 import { countAwaitingApproval, listJobStarters, listJobs } from "./queries";
@@ -16,7 +16,7 @@ afterAll(() => t.close());
 describe("the organization's jobs list", () => {
   it("filters by environment and by who started the job, and pages newest first", async () => {
     const { org, component } = await orgWithComponent(t.db);
-    const staging = await createComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "stage-site", spec: { site_name: "stage-site" }, connection: "local-sandbox" });
+    const staging = await draftComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "stage-site", spec: { site_name: "stage-site" }, connection: "local-sandbox" });
     const a = await createJob(t.db, org.actor("engineer"), { componentId: component.id });
     const b = await createJob(t.db, org.actor("admin"), { componentId: staging.id });
     const c = await createJob(t.db, org.actor("engineer"), { componentId: staging.id, operation: "refresh" });

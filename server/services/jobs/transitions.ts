@@ -6,6 +6,7 @@ import { infraJobs, jobOperations, stateObjects } from "@/db/schema";
 import type { StepName } from "@/lib/runner-protocol";
 import { appendEvents } from "./events";
 import { REASONS } from "@/lib/job-reasons";
+import { onComponentJobCompleted } from "../components/job-outcome";
 import { afterStep, jobTransition, stepTransition, type AfterStep, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
 
 export type JobRow = typeof infraJobs.$inferSelect;
@@ -43,6 +44,8 @@ export async function moveJob(tx: Queryable, job: JobRow, event: JobEvent, patch
   if (!row) throw new Error(`job ${job.id} changed under a lock`);
   await appendEvents(tx, job.id, [{ operation: null, type: "job_status", payload: { status: to.status, result: to.result, ...(patch.reason ? { reason: patch.reason } : {}), ...detail } }]);
   if (to.status === "completed" || event === "requeue") await releaseStateLocks(tx, job.id);
+  // The one place a job ends: a component's destroy job decides whether the component is removed.
+  if (to.status === "completed") await onComponentJobCompleted(tx, row);
   if (to.status === "queued" || to.status === "completed" || to.status === "awaiting_approval") await notifyQueue(tx, job.orgId);
   return row;
 }

@@ -7,7 +7,7 @@ import { claim, ownStateBackend, testRunner } from "../../../test/job-helpers";
 import { seedTestOrg } from "../../../test/fixtures";
 import { connectionAuthorizations, infraComponents } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { createConnection } from "../settings/connections";
 import { createJob } from "../jobs/create-job";
 import { readJobConnection } from "./connection";
@@ -33,7 +33,7 @@ async function awsJob(mode: "stored" | "runner") {
     ...(mode === "stored" ? { credentials: { access_key_id: "AKIAEXAMPLE", secret_access_key: "s3cr3t-value-xyz" } } : {}),
   });
   await t.db.insert(connectionAuthorizations).values({ id: newId("connectionAuthorization"), connectionId: conn.id, scope: "organization" });
-  const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "bucket", spec: { bucket_name: "my-bucket" }, connection: conn.name });
+  const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "bucket", spec: { bucket_name: "my-bucket" }, connection: conn.name });
   const job = await createJob(t.db, org.actor(), { componentId: c.id, operation: "preview" });
   expect(job.status).toBe("queued");
   return { org, conn, component: c, claimed: (await claim(t.db, runner))! };

@@ -14,7 +14,7 @@ import { routeSentence } from "@/lib/runner-routing";
 import { storedStateOf } from "@/state-backends/rules";
 import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
 import type { TestOrg } from "../../../test/fixtures";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { createConnection, setConnectionAuthorizations, updateConnection } from "../settings/connections";
@@ -79,7 +79,7 @@ describe("routing a job", () => {
 
     await unsetDefaultRunner(t.db, org.actor());
     expect((await getDefaultRunner(t.db, org.actor())).runner).toBeNull();
-    const other = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "elsewhere", spec: { site_name: "elsewhere" }, connection: "local-sandbox" });
+    const other = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "elsewhere", spec: { site_name: "elsewhere" }, connection: "local-sandbox" });
     const onHosted = await createJob(t.db, org.actor(), { componentId: other.id });
     expect((await getJob(t.db, org.orgId, onHosted.id)).route).toMatchObject({ rule: "hosted", runner: null, sentence: routeSentence({ rule: "hosted", runner: null, connection: null }) });
     expect(await claim(t.db, own)).toBeNull();
@@ -104,7 +104,7 @@ describe("routing a job", () => {
     await createConnection(t.db, org.actor(), { name: "aws-own", provider: "aws", config: { region: "eu-west-1" }, mode: "runner", runnerId: runner.id });
     const [aws] = await t.db.select().from(connections).where(eq(connections.name, "aws-own"));
     await setConnectionAuthorizations(t.db, org.actor(), { id: aws.id, organization: true });
-    const bucket = await createComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "logs", spec: { bucket_name: "logs" }, connection: "aws-own" });
+    const bucket = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "AwsS3Bucket", name: "logs", spec: { bucket_name: "logs" }, connection: "aws-own" });
     // The runner is named, then cleared: its work returns to a Planton-hosted runner, which has none of the runner's credentials.
     await t.db.update(connections).set({ runnerId: null }).where(eq(connections.id, aws.id));
     const job = await createJob(t.db, org.actor(), { componentId: bucket.id });

@@ -10,7 +10,7 @@ import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { expireLeases } from "../jobs/scheduler";
 import { claim, orgWithComponent, runStep, testRunner } from "../../../test/job-helpers";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { environmentByName } from "../organizations/lookup";
 import { createSecret } from "../settings/secrets";
 import { downloadArtifact, downloadArtifactForViewer, uploadArtifact } from "./artifacts";
@@ -338,7 +338,7 @@ describe("Planton-managed state, artifacts, secrets and outputs", () => {
   it("two components of one name in two environments keep distinct generated secrets", async () => {
     const { org, component } = await orgWithComponent(t.db);
     const runner = await testRunner(t.db, org);
-    const twin = await createComponent(t.db, org.actor(), { environment: "prod", kind: "StaticSite", name: component.name, spec: { site_name: "twin" }, connection: "local-sandbox" });
+    const twin = await draftComponent(t.db, org.actor(), { environment: "prod", kind: "StaticSite", name: component.name, spec: { site_name: "twin" }, connection: "local-sandbox" });
     const saved: string[] = [];
     for (const [comp, value] of [[component, "dev-password"], [twin, "prod-password"]] as const) {
       await createJob(t.db, org.actor(), { componentId: comp.id });

@@ -5,7 +5,7 @@ import { newId } from "@/lib/ids";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
 import { decryptSecret, sha256Hex } from "../../crypto";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { createConnection, deleteConnection, listConnections, setConnectionAuthorizations, updateConnection } from "./connections";
 
 let t: TestDatabase;
@@ -203,7 +203,7 @@ describe(`connections (${testDriver})`, () => {
   });
 
   it("refuses to delete a connection that components deploy through, naming them, and deletes an unused one", async () => {
-    await createComponent(t.db, org.actor("engineer"), { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs" }, connection: "local-sandbox" });
+    await draftComponent(t.db, org.actor("engineer"), { environment: "dev", kind: "StaticSite", name: "docs-site", spec: { site_name: "docs" }, connection: "local-sandbox" });
     const before = await auditCount(t.db, org.orgId);
     const r = await refusal(org.as("admin").connections.delete({ org: org.slug, id: org.connectionId }));
     expect(r.code).toBe("PRECONDITION_FAILED");

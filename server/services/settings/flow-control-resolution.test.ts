@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { PLATFORM_DEFAULT, type PolicyToggles } from "@/lib/flow-control";
 import { deleteFlowControlPolicy, resolveFlowControl, setFlowControlPolicy } from "./flow-control";
 import { environmentByName } from "../organizations/lookup";
@@ -16,7 +16,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   org = await seedTestOrg(t.db);
   const env = await environmentByName(t.db, org.orgId, "staging");
-  const c = await createComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "site", spec: { site_name: "site" } });
+  const c = await draftComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "site", spec: { site_name: "site" } });
   scope = { orgId: org.orgId, orgSlug: org.slug, environmentId: env.id, environmentName: "staging", componentId: c.id, componentName: "site" };
 });
 afterAll(() => t.close());

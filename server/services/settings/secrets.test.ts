@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { count, eq, sql } from "drizzle-orm";
 import { environments, infraComponents, infraJobs, secretEnvironments, secrets, variables } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { appRouter } from "../../trpc/root";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
@@ -218,8 +218,8 @@ describe(`migration of generated secrets named <component>-<output> (${testDrive
 
   it("renames an old generated secret to its environment's name, scopes it there, records its component, and rewrites the job outputs and specs that named it", async () => {
     const org3 = await seedSettingsOrg(t.db);
-    const component = await createComponent(t.db, org3.actor(), { environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" }, connection: "local-sandbox" });
-    const consumer = await createComponent(t.db, org3.actor(), { environment: "staging", kind: "StaticSite", name: "shop", spec: { site_name: "shop", title: "$secret/orders-db-password" }, connection: "local-sandbox" });
+    const component = await draftComponent(t.db, org3.actor(), { environment: "staging", kind: "DatabaseCredentials", name: "orders-db", spec: { database_name: "orders" }, connection: "local-sandbox" });
+    const consumer = await draftComponent(t.db, org3.actor(), { environment: "staging", kind: "StaticSite", name: "shop", spec: { site_name: "shop", title: "$secret/orders-db-password" }, connection: "local-sandbox" });
     const jobId = newId("infraJob");
     await t.db.insert(infraJobs).values({
       id: jobId,

@@ -9,7 +9,7 @@ import { storedStateOf } from "@/state-backends/rules";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { startS3rver, type S3Server } from "../../../test/object-stores";
 import { auditCount, auditOf, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { preflightForKind } from "../jobs/preflight";
 import { withBackend } from "./open-store";
 import { PlantonManagedStore, plantonManagedKey, plantonStateBytes } from "./planton-managed-store";
@@ -161,7 +161,7 @@ describe(`state backends (${testDriver})`, () => {
   it("delete is refused while the backend keeps components' state, naming the first ten and a count", async () => {
     const admin = org.as("admin");
     for (let i = 0; i < 11; i++) {
-      await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: `on-files-${String(i).padStart(2, "0")}`, spec: { site_name: `f${i}` }, connection: "local-sandbox", stateBackend: "files" });
+      await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: `on-files-${String(i).padStart(2, "0")}`, spec: { site_name: `f${i}` }, connection: "local-sandbox", stateBackend: "files" });
     }
     expect((await admin.stateBackends.get({ org: org.slug, name: "files" })).components).toBe(11);
     const r = await refusal(admin.stateBackends.delete({ org: org.slug, name: "files" }));
@@ -181,7 +181,7 @@ describe(`state backends (${testDriver})`, () => {
     const store = new PlantonManagedStore(t.db, org.orgId);
     const made = [];
     for (const [env, name, serial] of [["dev", "pm-a", 3], ["prod", "pm-b", 7], ["prod", "pm-c", 1], ["dev", "pm-moved", 2]] as const) {
-      const c = await createComponent(t.db, org.actor(), { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "local-sandbox" });
+      const c = await draftComponent(t.db, org.actor(), { environment: env, kind: "StaticSite", name, spec: { site_name: name }, connection: "local-sandbox" });
       await store.write(plantonManagedKey(org.orgId, c.id), storedStateOf(plantonStateBytes(v4(serial))));
       made.push(c);
     }
@@ -218,7 +218,7 @@ describe(`state backends (${testDriver})`, () => {
 
     // A local directory: under the component's default key there.
     const [files] = await t.db.select().from(stateBackends).where(and(eq(stateBackends.orgId, org.orgId), eq(stateBackends.name, "files")));
-    const c = await createComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "locked-site", spec: { site_name: "locked" }, connection: "local-sandbox", stateBackend: "files" });
+    const c = await draftComponent(t.db, org.actor(), { environment: "staging", kind: "StaticSite", name: "locked-site", spec: { site_name: "locked" }, connection: "local-sandbox", stateBackend: "files" });
     const key = defaultStateKey("staging", "locked-site");
     const lock = await withBackend(t.db, files, (b) => b.lock(key, { Operation: "OperationTypePlan", Who: "me@laptop" }));
     expect((await admin.stateBackends.forceUnlock({ org: org.slug, componentId: c.id })).released).toMatchObject({ ID: lock.ID, Who: "me@laptop" });

@@ -4,7 +4,7 @@ import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
 import { stateBackends, stateObjects } from "@/db/schema";
 import { eq } from "drizzle-orm";
 import { newId } from "@/lib/ids";
-import { createComponent } from "../components/create-component";
+import { draftComponent } from "../../../test/components";
 import { getComponentState } from "./component-state";
 
 let t: TestDatabase;
@@ -18,12 +18,12 @@ afterAll(() => t.close());
 
 describe("a component's state", () => {
   it("is absent before the first job wrote it", async () => {
-    const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "fresh", spec: { site_name: "fresh" } });
+    const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "fresh", spec: { site_name: "fresh" } });
     expect(await getComponentState(t.db, org.orgId, c.id)).toBeNull();
   });
 
   it("shows its backend, identity, lock and resources, and never a sensitive output's value", async () => {
-    const c = await createComponent(t.db, org.actor(), { environment: "dev", kind: "DatabaseCredentials", name: "db", spec: { database_name: "orders" } });
+    const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "DatabaseCredentials", name: "db", spec: { database_name: "orders" } });
     const [backend] = await t.db.select().from(stateBackends).where(eq(stateBackends.orgId, org.orgId));
     const doc = {
       version: 4,
@@ -46,7 +46,7 @@ describe("a component's state", () => {
 
   it("of another organization's component is not found", async () => {
     const other = await seedTestOrg(t.db);
-    const c = await createComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "theirs", spec: { site_name: "theirs" } });
+    const c = await draftComponent(t.db, other.actor(), { environment: "dev", kind: "StaticSite", name: "theirs", spec: { site_name: "theirs" } });
     await expect(getComponentState(t.db, org.orgId, c.id)).rejects.toThrow(/was not found/);
   });
 });

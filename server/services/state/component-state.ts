@@ -4,6 +4,8 @@ import type { Queryable } from "@/db/client";
 import { infraComponents, stateBackends, stateObjects } from "@/db/schema";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { notFound } from "../../errors";
+import { openStore } from "../state-backends/open-store";
+import { servedComponents } from "../state-backends/served";
 
 export interface StateV4Doc {
   serial?: number;
@@ -33,6 +35,32 @@ function shownId(instance: StateInstance | undefined): string | null {
   return isSensitiveAttribute(instance, "id") ? SENSITIVE_VALUE : id;
 }
 
+const addressOf = (r: NonNullable<StateV4Doc["resources"]>[number]) => `${r.type}.${r.name}`;
+
+/**
+ * The addresses of the resources the component's state holds, read from the backend that keeps it
+ * (any kind, not only Planton-managed): what keeps running when Planton lets go of it. `unreadable`
+ * says why they could not be listed (a backend that cannot be reached), in which case none are.
+ */
+export async function stateResourceAddresses(db: Queryable, orgId: string, componentId: string): Promise<{ addresses: string[]; backend: string | null; unreadable: string | null }> {
+  const [served] = await servedComponents(db, orgId, { componentId });
+  const [backend] = served?.backendId ? await db.select().from(stateBackends).where(and(eq(stateBackends.id, served.backendId), eq(stateBackends.orgId, orgId))) : [];
+  if (!served || !backend) return { addresses: [], backend: null, unreadable: null };
+  try {
+    const store = await openStore(db, backend);
+    try {
+      const state = await store.read(served.key);
+      if (!state) return { addresses: [], backend: backend.name, unreadable: null };
+      const doc = JSON.parse(Buffer.from(state.bytes).toString("utf8")) as StateV4Doc;
+      return { addresses: (doc.resources ?? []).filter((r) => r.mode === "managed").map(addressOf), backend: backend.name, unreadable: null };
+    } finally {
+      await store.close?.();
+    }
+  } catch (err) {
+    return { addresses: [], backend: backend.name, unreadable: err instanceof Error ? err.message.replace(/\.$/, "") : String(err) };
+  }
+}
+
 /** The component's state summary; sensitive values are never included. */
 export async function getComponentState(db: Queryable, orgId: string, componentId: string) {
   const [component] = await db
@@ -60,7 +88,7 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
     resources: (doc.resources ?? [])
       .filter((r) => r.mode === "managed")
       .map((r) => ({
-        address: `${r.type}.${r.name}`,
+        address: addressOf(r),
         type: r.type,
         provider: r.provider,
         instances: r.instances.length,
