@@ -90,7 +90,7 @@ describe("planton infra component", () => {
     const r = await planton(["infra", "component", "create", "lifecycle", "--env", "dev", "--kind", "StaticSite", "--connection", "local-sandbox", "--spec-file", spec, "--tail", "-m", "first release"]);
     ok(r);
     site = componentIdIn(r.stdout);
-    const jobId = jobIdIn(r.stdout.slice(r.stdout.indexOf("Queued")));
+    const jobId = jobIdIn(r.stdout.slice(r.stdout.indexOf("Created Infra Job")));
     expect(r.stdout).toContain(`Created lifecycle (${site}) in dev: Active, spec version 1`);
     expect(r.stdout).toMatch(new RegExp(`Job ${jobId} completed: succeeded`));
     const job = await api.jobs.get(jobId);
@@ -122,7 +122,7 @@ describe("planton infra component", () => {
     expect(r.stdout).toContain("Spec version 1 → 2:");
     expect(r.stdout).toContain('spec.title: "First" → "Second"');
     expect(r.stdout).not.toContain("spec.site_name");
-    const jobId = jobIdIn(r.stdout.slice(r.stdout.indexOf("Queued")));
+    const jobId = jobIdIn(r.stdout.slice(r.stdout.indexOf("Created Infra Job")));
     const job = await api.jobs.get(jobId);
     expect([job.result, job.specVersion]).toEqual(["succeeded", 2]);
     // The title is only in index.html and the manifest: the folder, robots.txt and the pet stay.
@@ -186,7 +186,7 @@ describe("planton infra component", () => {
   it("create in prod pauses before apply; approved with planton infra job resume, it applies", async () => {
     const follow = spawnPlanton(["infra", "ic", "create", "storefront", "--env", "prod", "--kind", "StaticSite", "--connection", "local-sandbox", "--spec-file", specFile("storefront.yaml", "site_name: storefront\n"), "--tail"]);
     await follow.said("is awaiting approval");
-    const jobId = jobIdIn(follow.run.stdout.slice(follow.run.stdout.indexOf("Queued")));
+    const jobId = jobIdIn(follow.run.stdout.slice(follow.run.stdout.indexOf("Created Infra Job")));
     expect(siteDirs("storefront")).toEqual([]);
     ok(await planton(["infra", "job", "resume", jobId]));
     const r = await follow.done;
@@ -199,7 +199,7 @@ describe("planton infra component", () => {
     const id = (await api.components.list({ environment: "prod" })).components.find((x) => x.name === "storefront")!.id;
     const first = await planton(["infra", "component", "delete", id]);
     ok(first);
-    const destroyId = jobIdIn(first.stdout.slice(first.stdout.indexOf("Queued")));
+    const destroyId = jobIdIn(first.stdout.slice(first.stdout.indexOf("Created Infra Job")));
     expect(first.stdout).toContain(`Deleting storefront (${id}) in prod: Deleting`);
     expect(first.stdout).toContain(`The destroy deletes the 5 resources in storefront's state (its plan: planton infra job plan ${destroyId}):`);
     for (const a of ["local_file.index", "local_file.robots", "local_directory.site", "random_pet.suffix", "terraform_data.manifest"]) expect(first.stdout).toContain(`  - ${a}\n`);
@@ -217,7 +217,7 @@ describe("planton infra component", () => {
 
     const retry = spawnPlanton(["infra", "component", "delete", id, "--tail"]);
     await retry.said("is awaiting approval");
-    const retryId = jobIdIn(retry.run.stdout.slice(retry.run.stdout.indexOf("Queued")));
+    const retryId = jobIdIn(retry.run.stdout.slice(retry.run.stdout.indexOf("Created Infra Job")));
     ok(await planton(["infra", "job", "resume", retryId]));
     const r = await retry.done;
     ok(r);

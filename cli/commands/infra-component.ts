@@ -55,11 +55,11 @@ async function afterChange(api: PlantonClient, change: ComponentChange, o: Chang
   await beforeJob?.();
   if (!job) {
     if (cmp.status === "draft") out(`Saved as a draft: nothing was deployed. Deploy it: planton infra job create ${cmp.id} --operation update --tail`);
-    else if (cmp.status === "deleted") out("It never ran, so there was nothing to destroy: it was removed at once.");
+    else if (cmp.status === "deleted") out("Nothing of it was ever deployed, so there was nothing to destroy: it was removed at once.");
     return;
   }
   if (change.queuedBehind) out(`Its job waits for ${change.queuedBehind}, which is running or waiting for this component (one job per component at a time).`);
-  await afterStart(api, job, o, "Queued");
+  await afterStart(api, job, o, "Created");
 }
 
 export function infraComponentCommand(): Command {
@@ -106,7 +106,7 @@ export function infraComponentCommand(): Command {
       if (cmp.deleteJobId) out(`  Destroy job:   ${cmp.deleteJobId}`);
       if (cmp.deletedAt) out(`  Removed:       ${when(cmp.deletedAt)} UTC${cmp.deletedBy ? ` by ${cmp.deletedBy}` : ""}`);
       out(`  Spec version:  v${cmp.specVersion}`);
-      out(`  Connection:    ${cmp.connection ?? "(the kind's provider default)"}`);
+      out(`  Connection:    ${cmp.connection ?? "(none: its jobs cannot deploy until it has one)"}`);
       out(`  State backend: ${cmp.stateBackend ?? "(the organization's default)"}`);
       if (cmp.description) out(`  Description:   ${cmp.description}`);
       out(`  Last job:      ${jobRef(cmp.lastJob)}`);
@@ -119,8 +119,10 @@ export function infraComponentCommand(): Command {
         const fields = Object.keys(v.changes);
         out(`  v${v.version}  ${when(v.createdAt)} UTC  ${v.createdByLabel}  ${fields.length ? fields.join(", ") : "no field changed"}${v.jobIds.length ? `  jobs: ${v.jobIds.join(", ")}` : ""}`);
       }
-      const blocked = Object.entries(cmp.actions).filter(([, a]) => !a.allowed);
-      for (const [action, a] of blocked) out(c.dim(`  ${action}: not now: ${a.why}`));
+      // What may not be done now, once per reason (a deleted component refuses everything for one reason).
+      const blocked = new Map<string, string[]>();
+      for (const [action, a] of Object.entries(cmp.actions)) if (!a.allowed && a.why) blocked.set(a.why, [...(blocked.get(a.why) ?? []), action]);
+      for (const [why, actions] of blocked) out(c.dim(`Not now (${actions.join(", ")}): ${why}.`));
     });
 
   withRunFlags(
@@ -133,7 +135,7 @@ export function infraComponentCommand(): Command {
       .requiredOption("--kind <kind>", "its catalog kind, e.g. StaticSite")
       .option("--spec-file <file>", "its spec: a YAML or JSON file of field: value (secrets as $secret/NAME)", readSpecFile)
       .option("--description <text>", "what it is for")
-      .option("--connection <name>", "the connection its jobs use (default: the kind's provider default)")
+      .option("--connection <name>", "the connection its jobs deploy through, e.g. local-sandbox (needed to deploy)")
       .option("--state-backend <name>", "where its state lives (default: the organization's default)")
       .option("--no-deploy", "save it without deploying: a draft, until you deploy it"),
   )
@@ -188,13 +190,13 @@ export function infraComponentCommand(): Command {
         versionMessage: o.versionMessage ?? "",
       });
       const next = change.component.specVersion;
-      if (next > baseVersion) {
-        const { versions } = await api.components.versions(id);
-        const v = versions.find((x) => x.version === next);
+      const diff = async () => {
+        if (next <= baseVersion) return out(`Nothing changed: it stays at spec version ${next}, and no job was queued. To deploy it as it is: planton infra job create ${id} --operation update`);
+        const v = (await api.components.versions(id)).versions.find((x) => x.version === next);
         out(`Spec version ${baseVersion} → ${c.bold(String(next))}:`);
         if (v) printChanges(v);
-      } else out(`Nothing changed: ${change.component.name} stays at spec version ${next}, and no job was queued. To deploy it as it is: planton infra job create ${id} --operation update`);
-      await afterChange(api, change, o, "Updated");
+      };
+      await afterChange(api, change, o, "Updated", diff);
     });
 
   withRunFlags(
@@ -220,7 +222,7 @@ export function infraComponentCommand(): Command {
         out(`The destroy deletes the ${resources.length} resource${resources.length === 1 ? "" : "s"} in ${change.component.name}'s state (its plan: planton infra job plan ${job.id}):`);
         for (const r of resources) out(`  - ${r.address}${r.instances > 1 ? ` (${r.instances} instances)` : ""}`);
       };
-      await afterChange(api, change, { ...o, deploy: true }, "Deleting", whatGoes);
+      await afterChange(api, change, { ...o, deploy: true }, job ? "Deleting" : "Deleted", whatGoes);
     });
 
   cmd
