@@ -14,6 +14,7 @@ import { PlantonError } from "../../errors";
 import { cancelJob } from "../jobs/cancel-job";
 import { createJob } from "../jobs/create-job";
 import { listJobs } from "../jobs/queries";
+import { resumeJob } from "../jobs/resume-job";
 import { failRunningJob, lockJob } from "../jobs/transitions";
 import { lockState, putState, unlockState } from "../runners/state";
 import { setFlowControlPolicy } from "../settings/flow-control";
@@ -275,6 +276,11 @@ describe("the direct path: create, change, delete, forget", () => {
     expect((await listComponentViews(t.db, o.actor(), { show: "gone" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listComponentViews(t.db, o.actor(), { show: "all", environment: "dev", kind: "StaticSite" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listComponentVersions(t.db, o.orgId, c.id)).versions.map((v) => v.jobIds)).toEqual([[deploy!.id, destroy!.id]]);
+    // Its page stays readable through the API, as the console and the CLI read it.
+    const viewer = o.call("viewer");
+    expect(await viewer.components.get({ org: o.slug, id: c.id })).toMatchObject({ status: "deleted", actions: { delete: { allowed: false } } });
+    expect((await viewer.components.versions({ org: o.slug, id: c.id })).versions.map((v) => v.version)).toEqual([1]);
+    expect((await viewer.components.list({ org: o.slug, show: "gone" })).components.map((x) => x.id)).toContain(c.id);
     expect((await listJobs(t.db, o.orgId, { componentId: c.id })).jobs.map((j) => j.id)).toEqual([destroy!.id, deploy!.id]);
     expect((await actionsOf(o, c.id)).map((e) => [e.action, e.actor, e.result])).toEqual([
       ["component.create", o.users.admin.email, "success"],
@@ -333,6 +339,20 @@ describe("the direct path: create, change, delete, forget", () => {
     expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleting");
     await cancelJob(t.db, o.actor(), { jobId: destroy!.id });
     expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("delete_failed");
+  });
+
+  it("a job still waiting for its manual start when the destroy succeeds is cancelled with the component", async () => {
+    const { component: c, job } = await createComponentAndDeploy(t.db, o.actor(), site("waiting"));
+    await drive(runner, job!.id, UPDATE);
+    await setFlowControlPolicy(t.db, o.actor(), { selector: "component", target: c.id, toggles: { manualStart: true, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: false } });
+    const waiting = await createJob(t.db, o.actor(), { componentId: c.id, operation: "update" });
+    expect(waiting.status).toBe("awaiting_approval");
+    const { job: destroy, queuedBehind } = await deleteComponent(t.db, o.actor(), { id: c.id });
+    expect(queuedBehind, "a job waiting for its start holds no queue").toBeNull();
+    await resumeJob(t.db, o.actor(), { jobId: destroy!.id });
+    await drive(runner, destroy!.id, DESTROY);
+    expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleted");
+    expect(await jobOf(waiting.id)).toMatchObject({ status: "completed", result: "cancelled", reason: `Cancelled: waiting was deleted by destroy job ${destroy!.id} before this job started; nothing ran.` });
   });
 
   it("a component no job of which ever started is removed at once, with no job", async () => {

@@ -5,7 +5,8 @@ import type { Queryable } from "@/db/client";
 import { environments, infraComponents } from "@/db/schema";
 import { systemActor } from "../../actor";
 import { recordAudit } from "../../audit";
-import type { JobRow } from "../jobs/transitions";
+import { endRemainingSteps, lockJob, moveJob, type JobRow } from "../jobs/transitions";
+import { unfinishedJobs } from "./queries";
 
 /** Called where a job ends (moveJob, and a destroy born failed by preflight). Does nothing for other jobs. */
 export async function onComponentJobCompleted(tx: Queryable, job: JobRow): Promise<void> {
@@ -26,6 +27,14 @@ export async function onComponentJobCompleted(tx: Queryable, job: JobRow): Promi
       summary: `Removed ${c.kind} ${c.name} from ${c.environment}: destroy job ${job.id}, asked for by ${job.createdByLabel}, deleted its resources`,
       changes: { jobId: job.id, deletedBy: job.createdByLabel },
     });
+    // A job made before the delete that never started (one waiting for its manual start) would otherwise run on what is gone.
+    const reason = `Cancelled: ${c.name} was deleted by destroy job ${job.id} before this job started; nothing ran.`;
+    for (const other of await unfinishedJobs(tx, c.id)) {
+      const row = await lockJob(tx, other.id);
+      if (!row || row.status === "running") continue;
+      await endRemainingSteps(tx, row.id, "cancel", reason);
+      await moveJob(tx, row, "cancel", { reason });
+    }
     return;
   }
   const reason = job.reason ?? `the destroy job ended ${job.result}`;
