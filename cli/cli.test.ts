@@ -1,7 +1,7 @@
 // The real `planton` binary (node bin/planton.mjs) against the built console on a real Postgres,
 // with a runner started by `planton runner start` running the builtin engine on real files.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -20,8 +20,8 @@ import type { TestDatabase } from "../test/database";
 import type { TestOrg } from "../test/fixtures";
 import type { TestGates } from "../test/gates";
 import { startJobStack, type JobStack } from "../test/integration/harness";
+import { plantonCli } from "./run-cli";
 
-const root = path.resolve(import.meta.dirname, "..");
 let stack: JobStack;
 let t: TestDatabase;
 let org: TestOrg;
@@ -35,32 +35,7 @@ let runnerLog = "";
 let gates: TestGates;
 let ids: Record<string, string>;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Starts `planton …` as its own process; `env` adds to (or, with undefined, removes from) the defaults. */
-function spawnPlanton(args: string[], env: Record<string, string | undefined> = {}) {
-  const merged: Record<string, string | undefined> = { ...process.env, PLANTON_URL: server.url, PLANTON_TOKEN: token, PLANTON_CONFIG_DIR: configDir, NO_COLOR: "1", ...env };
-  for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
-  const child = spawn(process.execPath, [path.join(root, "bin/planton.mjs"), ...args], { cwd: root, env: merged as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
-  const run: Run = { code: null, stdout: "", stderr: "" };
-  child.stdout!.on("data", (d) => (run.stdout += d));
-  child.stderr!.on("data", (d) => (run.stderr += d));
-  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ ...run, code })));
-  /** Resolves once the process has printed `text` on stdout; fails if it ends without. */
-  const said = (text: string) =>
-    new Promise<void>((resolve, reject) => {
-      if (run.stdout.includes(text)) return resolve();
-      const onData = () => run.stdout.includes(text) && (child.stdout!.off("data", onData), resolve());
-      child.stdout!.on("data", onData);
-      void done.then((r) => (r.stdout.includes(text) ? resolve() : reject(new Error(`planton ${args.join(" ")} ended (${r.code}) without saying "${text}":\n${r.stdout}${r.stderr}`))));
-    });
-  return { child, run, done, said };
-}
-const planton = (args: string[], env?: Record<string, string | undefined>) => spawnPlanton(args, env).done;
+const { spawnPlanton, planton } = plantonCli(() => ({ url: server.url, token, configDir }));
 
 const waitJob = (id: string, done: (j: InfraJob) => boolean) =>
   vi.waitFor(

@@ -6,6 +6,7 @@ import { PlantonApiError } from "../lib/client";
 import { auditCommand } from "./commands/audit";
 import { authCommand } from "./commands/auth";
 import { connectionCommand } from "./commands/connection";
+import { infraComponentCommand } from "./commands/infra-component";
 import { infraJobCommand } from "./commands/infra-job";
 import { runnerCommand } from "./commands/runner";
 import { stateBackendCommand } from "./commands/state-backend";
@@ -17,9 +18,10 @@ export function buildProgram(): Command {
     .description("The Planton console's command line: log in, run and steer Infra Jobs, manage runners and connections, run a runner, read and verify the audit record.")
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
-    .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra job create cmp_01J… --operation update --tail\n");
+    .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra component list --env dev\n  $ planton infra job create cmp_01J… --operation update --tail\n");
   program.addCommand(authCommand());
   const infra = program.command("infra").description("Infra Components, their jobs and state backends");
+  infra.addCommand(infraComponentCommand());
   infra.addCommand(infraJobCommand());
   infra.addCommand(stateBackendCommand());
   program.addCommand(runnerCommand());

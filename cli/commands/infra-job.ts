@@ -8,7 +8,7 @@ import { followJob, printStackDiff, type ShowOptions } from "../follow";
 import { actionColor, c, duration, example, out, Refusal, table } from "../output";
 import { glyphOf } from "../../lib/display";
 
-interface RunFlags extends ShowOptions {
+export interface RunFlags extends ShowOptions {
   tail?: boolean;
   versionMessage?: string;
 }
@@ -18,7 +18,7 @@ const PAUSE_NOTE =
   "\nWith --tail, a job that pauses for approval is reported with the command that resumes it, and the CLI keeps following: approve it from the console or another terminal and the apply streams here. Ctrl-C stops following; the job keeps waiting.";
 
 /** --tail, --show-stack-summary, --show-stack-diff, --show-outputs, --version-message on create, resume and rerun. */
-function withRunFlags(cmd: Command): Command {
+export function withRunFlags(cmd: Command): Command {
   return cmd
     .option("-t, --tail", "follow the job's progress events until it completes")
     .option("--show-stack-summary", "display the resource summary at completion", true)
@@ -30,11 +30,11 @@ function withRunFlags(cmd: Command): Command {
 }
 
 /** Exit status: 0 when the job succeeded (or is still going without --tail), 1 when it failed or was cancelled. */
-function exitFor(job: Pick<InfraJob, "status" | "result">): void {
+export function exitFor(job: Pick<InfraJob, "status" | "result">): void {
   if (job.status === "completed" && job.result !== "succeeded") process.exitCode = 1;
 }
 
-async function afterStart(api: PlantonClient, job: CreatedJob, flags: RunFlags, verb: string): Promise<void> {
+export async function afterStart(api: PlantonClient, job: CreatedJob, flags: RunFlags, verb: string): Promise<void> {
   out(`${verb} Infra Job ${c.bold(job.id)} (${job.operation}) for component ${job.componentId}: ${job.status}${job.status === "completed" ? `/${job.result}` : ""}`);
   if (job.status === "completed" && job.result === "failed") {
     // Preflight failed: nothing ran. Say what is missing.

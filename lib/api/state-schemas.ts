@@ -109,6 +109,18 @@ export const forceUnlockSchema = z
   .object({ componentId: z.string(), released: z.record(z.string(), z.unknown()).nullable().meta({ description: "The lock info that was removed; null when nothing was locked" }) })
   .meta({ id: "ForceUnlockResult" });
 
+/** GET /components/{componentId}/state: what its state holds (what a destroy deletes, what a forget leaves running); never a value. */
+export const componentStateSchema = z
+  .object({
+    componentId: z.string(),
+    backend: z.string().nullable().meta({ description: "The state backend's name; null when no state was written yet" }),
+    serial: z.number().int().nullable(),
+    lineage: z.string().nullable(),
+    updatedAt: timestamp.nullable(),
+    resources: z.array(z.object({ address: z.string(), type: z.string(), instances: z.number().int() })).meta({ description: "The managed resources, in the state's order" }),
+  })
+  .meta({ id: "ComponentState" });
+
 // ── Moves ───────────────────────────────────────────────────────────────────────────────────────
 
 /** POST /state-moves/dry-run and POST /state-moves: move every Planton-managed state off. */

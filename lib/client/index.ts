@@ -24,6 +24,7 @@ import type {
   WhoAmI,
 } from "./types";
 import type {
+  ComponentState,
   CreateStateBackendRequest,
   ForceUnlockResult,
   PlantonManagedUsage,
@@ -48,6 +49,18 @@ import type {
   RunnerToken,
 } from "./types";
 import type { AuditCheckpointList, AuditFilter, AuditPage, AuditVerification } from "./types";
+import type {
+  ComponentChange,
+  ComponentVersionList,
+  CreateComponentRequest,
+  DeleteComponentRequest,
+  ForgetComponentRequest,
+  ForgetResult,
+  InfraComponent,
+  InfraComponentList,
+  ListComponentsFilter,
+  UpdateComponentRequest,
+} from "./types";
 import type { AuditExportFormat } from "../audit-export";
 import { readEventStream } from "./sse";
 
@@ -176,7 +189,22 @@ export function createPlantonClient(opts: PlantonClientOptions) {
     whoami: () => get<WhoAmI>("/whoami"),
     preflight: (input: { kind: string; environment?: string }) => get<PreflightResult>(`/preflight${query(input)}`),
     components: {
+      /** The organization's components, newest first; show "gone" for the deleted and forgotten, "all" for both. */
+      list: (filters: ListComponentsFilter = {}) => get<InfraComponentList>(`/components${query(filters)}`),
+      get: (componentId: string) => get<InfraComponent>(`/components/${q(componentId)}`),
+      /** Saves the component and queues its first update job (deploy: false saves a draft). */
+      create: (input: CreateComponentRequest) => post<ComponentChange>("/components", input),
+      /** Records the next spec version and queues an update job; with baseVersion, a change made since is refused (409), not overwritten. */
+      update: (componentId: string, input: UpdateComponentRequest) => patch<ComponentChange>(`/components/${q(componentId)}`, input),
+      /** Runs a destroy job; when it succeeds the component is removed (its history stays). Also the retry of a failed delete. */
+      delete: (componentId: string, input: DeleteComponentRequest = {}) => del<ComponentChange>(`/components/${q(componentId)}`, { versionMessage: input.versionMessage }),
+      /** Admins: lets go of the component without destroying its resources; without confirmName it is refused with what would keep running. */
+      forget: (componentId: string, input: ForgetComponentRequest = {}) => post<ForgetResult>(`/components/${q(componentId)}/forget`, input),
+      /** Its spec versions, newest first, each with the field-level diff from the one before. */
+      versions: (componentId: string) => get<ComponentVersionList>(`/components/${q(componentId)}/versions`),
       listJobs: componentJobs,
+      /** What its state holds: the resources a destroy deletes (never a value). */
+      state: (componentId: string) => get<ComponentState>(`/components/${q(componentId)}/state`),
       /** Removes the lock on the component's state whatever its holder (admins; recorded). */
       forceUnlockState: (componentId: string) => post<ForceUnlockResult>(`/components/${q(componentId)}/state/force-unlock`),
     },

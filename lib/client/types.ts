@@ -20,6 +20,7 @@ import type {
 } from "../api/schemas";
 import type {
   accessCheckSchema,
+  componentStateSchema,
   forceUnlockSchema,
   plantonManagedUsageSchema,
   stateBackendBody,
@@ -35,6 +36,19 @@ import type { defaultRunnerSchema, registerRunnerBody, runnerDetailSchema, runne
 import type { addAuthorizationBody, authorizationChangeSchema, authorizationListSchema, connectionAuthorizationsSchema, removeAuthorizationInput } from "../api/connection-schemas";
 import type { auditCheckpointListSchema, auditEventSchema, auditFilterInput, auditPageSchema, auditVerifySchema } from "../api/audit-schemas";
 import type { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveItemSchema, stateMoveSchema } from "../api/state-schemas";
+import type {
+  componentChangeSchema,
+  componentListSchema,
+  componentSchema,
+  componentVersionListSchema,
+  componentVersionSchema,
+  createComponentBody,
+  deleteComponentBody,
+  forgetComponentBody,
+  forgetResultSchema,
+  listComponentsInput,
+  updateComponentBody,
+} from "../api/component-schemas";
 
 export type { JobActions } from "../job-actions";
 export type { NotExecuted } from "../delete-protection";
@@ -67,6 +81,7 @@ export type StateBackendDeleted = Answer<typeof stateBackendDeletedSchema>;
 export type StateBackendAccessCheck = Answer<typeof accessCheckSchema>;
 export type PlantonManagedUsage = Answer<typeof plantonManagedUsageSchema>;
 export type ForceUnlockResult = Answer<typeof forceUnlockSchema>;
+export type ComponentState = Answer<typeof componentStateSchema>;
 export type CreateStateBackendRequest = z.input<typeof stateBackendBody>;
 export type UpdateStateBackendRequest = Omit<z.input<typeof stateBackendPatch>, "name">;
 export type TestAccessRequest = z.input<typeof testAccessBody>;
@@ -97,3 +112,16 @@ export type AuditVerification = Answer<typeof auditVerifySchema>;
 export type AuditCheckpointList = Answer<typeof auditCheckpointListSchema>;
 /** The filters of audit.list and the export: actor, action (or family), targetKind, target, component, environment, result, from, to, q. */
 export type AuditFilter = z.input<typeof auditFilterInput>;
+
+export type InfraComponent = Answer<typeof componentSchema>;
+export type InfraComponentList = Answer<typeof componentListSchema>;
+/** What create, update and delete answer: the component now and the job it queued (null: a draft, no change). */
+export type ComponentChange = Answer<typeof componentChangeSchema>;
+export type ComponentVersion = Answer<typeof componentVersionSchema>;
+export type ComponentVersionList = Answer<typeof componentVersionListSchema>;
+export type ForgetResult = Answer<typeof forgetResultSchema>;
+export type ListComponentsFilter = z.input<typeof listComponentsInput>;
+export type CreateComponentRequest = z.input<typeof createComponentBody>;
+export type UpdateComponentRequest = Omit<z.input<typeof updateComponentBody>, "id">;
+export type DeleteComponentRequest = Omit<z.input<typeof deleteComponentBody>, "id">;
+export type ForgetComponentRequest = Omit<z.input<typeof forgetComponentBody>, "id">;

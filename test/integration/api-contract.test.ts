@@ -359,6 +359,48 @@ describe("the typed client against the real server", () => {
     conforms("delete", "/connections/{connection}/authorizations", 200, removed);
   });
 
+  it("runs the direct path: create (queues the update job), get, list, update (a new version; a stale base refused), versions, state, delete (a destroy job), forget", async () => {
+    const created = await client.components.create({ environment: "dev", kind: "StaticSite", name: "contract-direct", spec: { site_name: "contract-direct" }, connection: "local-sandbox", versionMessage: "contract" });
+    conforms("post", "/components", 201, created);
+    expect(created.job).toMatchObject({ operation: "update", componentId: created.component.id });
+    const id = created.component.id;
+    expect((await stack.finished(created.job!.id)).result).toBe("succeeded");
+    const one = await client.components.get(id);
+    expect(one).toMatchObject({ name: "contract-direct", status: "active", specVersion: 1, lastJob: { id: created.job!.id, specVersion: 1 } });
+    conforms("get", "/components/{id}", 200, one);
+    const list = await client.components.list({ environment: "dev", kind: "StaticSite" });
+    expect(list.components.map((c) => c.id)).toContain(id);
+    conforms("get", "/components", 200, list);
+    const changed = await client.components.update(id, { baseVersion: 1, spec: { site_name: "contract-direct", title: "Two" } });
+    expect(changed.component.specVersion).toBe(2);
+    conforms("patch", "/components/{id}", 200, changed);
+    expect((await stack.finished(changed.job!.id)).result).toBe("succeeded");
+    const stale = await client.components.update(id, { baseVersion: 1, description: "late" }).catch((e: PlantonApiError) => e);
+    expect(stale).toMatchObject({ status: 409, message: expect.stringContaining("your change is based on version 1 of contract-direct, but it is at version 2 now") });
+    const versions = await client.components.versions(id);
+    expect(versions.versions.map((v) => v.version)).toEqual([2, 1]);
+    expect(versions.versions[0].changes["spec.title"]).toMatchObject({ to: "Two" });
+    conforms("get", "/components/{id}/versions", 200, versions);
+    const state = await client.components.state(id);
+    expect(state.resources.map((r) => r.address)).toContain("local_file.index");
+    conforms("get", "/components/{componentId}/state", 200, state);
+    const deleting = await client.components.delete(id, { versionMessage: "retired" });
+    expect(deleting.job).toMatchObject({ operation: "destroy" });
+    conforms("delete", "/components/{id}", 200, deleting);
+    expect((await stack.finished(deleting.job!.id)).result).toBe("succeeded");
+    await vi.waitFor(async () => expect((await client.components.get(id)).status).toBe("deleted"), { timeout: 30_000, interval: 100 });
+    expect((await client.components.list({ show: "gone" })).components.map((c) => c.id)).toContain(id);
+
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const draft = await client.components.create({ environment: "dev", kind: "StaticSite", name: "contract-draft", spec: { site_name: "contract-draft" }, connection: "local-sandbox", deploy: false });
+    expect([draft.component.status, draft.job]).toEqual(["draft", null]);
+    const unconfirmed = await admin.components.forget(draft.component.id).catch((e: PlantonApiError) => e);
+    expect(unconfirmed).toMatchObject({ status: 400, message: expect.stringMatching(/^Nothing was forgotten: forgetting contract-draft removes it from Planton without destroying anything/) });
+    const forgot = await admin.components.forget(draft.component.id, { confirmName: "contract-draft" });
+    expect(forgot.component.status).toBe("forgotten");
+    conforms("post", "/components/{id}/forget", 200, forgot);
+  });
+
   it("called every method of the client", () => {
     const all = methodsOf(createPlantonClient({ url: "http://unused", token: "unused" }));
     expect(all.filter((m) => !called.has(m))).toEqual([]);

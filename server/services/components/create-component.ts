@@ -16,15 +16,23 @@ import { createJob } from "../jobs/create-job";
 import { recordVersion } from "./versions";
 import { getComponentView, type ComponentChange } from "./views";
 
-/** Validates a spec against its kind; the error names the first wrong field and what it accepts. */
+/** Validates a spec against its kind; the error names every wrong field and what it accepts (the form marks the first). */
 export function validateSpec(kind: CatalogKind, spec: Record<string, unknown>) {
-  const parsed = fieldsSchema(kind.fields).safeParse(spec);
+  // A required text field left out reads as an empty one, so the message says it is required rather than "must be text".
+  const filled = { ...Object.fromEntries(kind.fields.filter((f) => f.required && f.type === "string").map((f) => [f.name, ""])), ...spec };
+  const parsed = fieldsSchema(kind.fields).safeParse(filled);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.path.length ? `spec.${issue.path.join(".")}` : "spec";
-    throw badRequest(`The spec does not match ${kind.kind}: ${issue.message}. Nothing was saved.`, field);
+    throw badRequest(`The spec does not match ${kind.kind}: ${firstPerField(parsed.error.issues).join("; ")}. Nothing was saved.`, field);
   }
   return withDefaults(kind.fields, parsed.data as Record<string, unknown>);
+}
+
+/** One message per field: the first check it failed (an empty name is "required", not also "must be like …"). */
+function firstPerField(issues: { path: PropertyKey[]; message: string }[]): string[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => !seen.has(i.path.join(".")) && !!seen.add(i.path.join("."))).map((i) => i.message.replace(/\.$/, ""));
 }
 
 /** Finds a connection by name and checks it deploys through the provider the kind needs. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   accessCheckSchema,
+  componentStateSchema,
   forceUnlockSchema,
   plantonManagedUsageSchema,
   setDefaultBody,
@@ -25,6 +26,7 @@ import {
 } from "../../services/state-backends/backends";
 import { forceUnlockComponentState } from "../../services/state-backends/force-unlock";
 import { plantonManagedUsage } from "../../services/state-backends/planton-managed-usage";
+import { getComponentState } from "../../services/state/component-state";
 
 const tags = ["State Backends"];
 const byName = z.object({ name: z.string().min(1) });
@@ -79,4 +81,19 @@ export const stateBackendsRouter = router({
     .input(z.object({ componentId: z.string().min(1) }))
     .output(forceUnlockSchema)
     .mutation(({ ctx, input }) => forceUnlockComponentState(ctx.db, ctx.actor, input)),
+  componentState: viewerProcedure
+    .meta({ openapi: { method: "GET", path: "/components/{componentId}/state", tags, summary: "What a component's state holds: its resources (what a destroy deletes), backend, serial and lineage; never a value" } })
+    .input(z.object({ componentId: z.string().min(1) }))
+    .output(componentStateSchema)
+    .query(async ({ ctx, input }) => {
+      const st = await getComponentState(ctx.db, ctx.actor.orgId, input.componentId);
+      return {
+        componentId: input.componentId,
+        backend: st?.backend.name ?? null,
+        serial: st?.serial ?? null,
+        lineage: st?.lineage ?? null,
+        updatedAt: st?.updatedAt ?? null,
+        resources: (st?.resources ?? []).map((r) => ({ address: r.address, type: r.type, instances: r.instances })),
+      };
+    }),
 });
