@@ -19,7 +19,7 @@ export const createComponentBody = z.object({
   name: nameSchema(),
   description: z.string().max(500).default(""),
   spec: z.record(z.string(), z.unknown()).default({}),
-  connection: z.string().optional().meta({ description: "A connection's name; left out, the kind's provider default is used" }),
+  connection: z.string().optional().meta({ description: "A connection's name, of the provider the kind deploys through; a component without one is refused by preflight until it has one" }),
   stateBackend: z.string().optional().meta({ description: "A state backend's name; left out, the organization's default" }),
   deploy,
   versionMessage,

@@ -177,7 +177,9 @@ function sweepOn(driver: "postgres" | "pglite") {
       // Thousands of requests, growing with every procedure; PGlite answers them one at a time.
     }, 300_000);
 
-    it("every REST route answers hostile paths, queries and bodies with a 4xx in words", async () => {
+    // The REST edge (paths, queries, bodies) is the same code on either driver, and what it hands on is
+    // what the tRPC sweep already sends each procedure on PGlite: it is swept once, on Postgres.
+    if (driver === "postgres") it("every REST route answers hostile paths, queries and bodies with a 4xx in words", async () => {
       const tally: Tally = { requests: 0, ok: 0, refused: 0, failed: [] };
       const doc = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as {
         paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> } }>>;
