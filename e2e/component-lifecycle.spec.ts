@@ -17,7 +17,7 @@ import { localInfraBase } from "../server/services/runners/hosted";
 import { createConnection, setConnectionAuthorizations } from "../server/services/settings/connections";
 import { setFlowControlPolicy } from "../server/services/settings/flow-control";
 import { addMember } from "./db";
-import { e2eGates, e2eState, screenshot, signIn } from "./support";
+import { e2eGates, e2eState, gatedStaticSiteModule, screenshot, signIn } from "./support";
 
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
@@ -40,14 +40,7 @@ test.beforeAll(async () => {
     // prod's policy: update and destroy jobs pause after their preview for approval of the plan.
     await setFlowControlPolicy(h.db, actor, { selector: "environment", target: "prod", toggles: { manualStart: false, skipRefresh: false, previewBeforeApply: true, pauseBeforeApply: true, protectDeletes: false } });
     // The platform's static-site module with a test gate named by the site, which passes unless held.
-    const dir = path.join(s.dataDir, "modules", "static-site-lifecycle");
-    fs.mkdirSync(dir, { recursive: true });
-    for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
-    const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
-    fs.writeFileSync(
-      path.join(dir, "main.tf"),
-      `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"),
-    );
+    const dir = gatedStaticSiteModule(s.dataDir, "static-site-lifecycle");
     await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-lifecycle", provisioner: "builtin" as const, version: "1.0.2", source: dir });
   } finally {
     await h.close();

@@ -1,8 +1,6 @@
 // Following and steering Infra Jobs in the console, as an engineer would, against the real server,
 // the hosted runner and the builtin engine. A StaticSite module with a test gate holds apply open
 // while a test watches it stream, reloads mid-stream and cancels while it runs; the test releases it.
-import fs from "node:fs";
-import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
@@ -11,7 +9,7 @@ import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { draftComponent } from "../test/components";
 import { addMember } from "./db";
-import { e2eGates, e2eState, expectPreflightPassed, screenshot, signIn } from "./support";
+import { e2eGates, e2eState, expectPreflightPassed, gatedStaticSiteModule, screenshot, signIn } from "./support";
 
 // Each test waits on real runs; a loaded machine needs more than the default.
 test.describe.configure({ mode: "serial", timeout: 240_000 });
@@ -25,21 +23,10 @@ test.beforeAll(async () => {
   const s = e2eState();
   // The platform's static-site module plus a test gate the site's files wait for (named by the
   // site): it passes at once unless a test holds it, so a test can act while apply is in flight.
-  const gatedModule = (name: string) => {
-    const dir = path.join(s.dataDir, "modules", name);
-    fs.mkdirSync(dir, { recursive: true });
-    for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
-    const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
-    fs.writeFileSync(
-      path.join(dir, "main.tf"),
-      `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"),
-    );
-    return dir;
-  };
   const h = await openDatabase({ url: s.dbUrl, migrate: false });
   try {
     const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
-    await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated", provisioner: "builtin" as const, version: "1.0.1", source: gatedModule("static-site-gated") });
+    await h.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.id, scopeKey: org.id, kind: "StaticSite", name: "static-site-gated", provisioner: "builtin" as const, version: "1.0.1", source: gatedStaticSiteModule(s.dataDir, "static-site-gated") });
     await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "reload-site", spec: { site_name: "reload", title: "reload" }, connection: "local-sandbox" });
     await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "cancel-site", spec: { site_name: "cancel", title: "cancel" }, connection: "local-sandbox" });
   } finally {

@@ -19,6 +19,22 @@ export const e2eState = (): E2eState => JSON.parse(fs.readFileSync(path.join(pro
 /** The test gates the console's hosted runners honour. */
 export const e2eGates = () => createTestGates(e2eState().gatesDir);
 
+/**
+ * The platform's static-site module, copied into the console's data folder as `name`, with a test gate
+ * (named by the site) that its files wait on: it passes unless a test holds it. Returns the module's folder.
+ */
+export function gatedStaticSiteModule(dataDir: string, name: string): string {
+  const dir = path.join(dataDir, "modules", name);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of fs.readdirSync("catalog/modules/static-site")) fs.copyFileSync(path.join("catalog/modules/static-site", f), path.join(dir, f));
+  const main = fs.readFileSync(path.join(dir, "main.tf"), "utf8");
+  fs.writeFileSync(
+    path.join(dir, "main.tf"),
+    `resource "plantontest_gate" "settle" {\n  name = var.site_name\n}\n\n` + main.replace(/depends_on\s*=\s*\[local_directory\.site\]/, "depends_on      = [local_directory.site, plantontest_gate.settle]"),
+  );
+  return dir;
+}
+
 export async function signIn(page: Page, email: string, password: string) {
   await page.goto(`${e2eState().baseURL}/sign-in`);
   await page.getByLabel("Email").fill(email);
