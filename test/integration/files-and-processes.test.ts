@@ -136,7 +136,10 @@ describe("files and processes, on Postgres with a hosted runner", () => {
     expect(fs.readFileSync(path.join(site, "after.txt"), "utf8")).toMatch(/^after /);
     expect(loose(path.join(dataDir, "local-infra"))).toEqual([]);
     expect(modeOf(path.join(site, "first.txt"))).toBe(0o600);
-    // The workspace, with everything the job resolved, is gone after the attempt.
+    // The workspace, with everything the job resolved, is gone after the attempt. The job can read as
+    // completed a moment before its runner has ended the attempt, so wait for the runner's word that it has
+    // (it logs "attempt ended" once the workspace is removed).
+    await stack.server.waitForOutput(new RegExp(`"msg":"attempt ended"[^\\n]*"job":"${job.id}"`), `the runner ending job ${job.id}'s attempt`);
     expect(fs.readdirSync(work)).toEqual([]);
   });
 
