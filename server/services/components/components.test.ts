@@ -14,12 +14,13 @@ import { PlantonError } from "../../errors";
 import { cancelJob } from "../jobs/cancel-job";
 import { createJob } from "../jobs/create-job";
 import { listJobs } from "../jobs/queries";
+import { rerunJob } from "../jobs/rerun-job";
 import { resumeJob } from "../jobs/resume-job";
 import { failRunningJob, lockJob } from "../jobs/transitions";
 import { lockState, putState, unlockState } from "../runners/state";
 import { setFlowControlPolicy } from "../settings/flow-control";
 import { getComponentState } from "../state/component-state";
-import { createStateBackend } from "../state-backends/backends";
+import { createStateBackend, deleteStateBackend } from "../state-backends/backends";
 import { changeComponent, createComponentAndDeploy, deleteComponent, forgetComponent, getComponentView, listComponentVersions, listComponentViews } from "./lifecycle";
 
 let t: TestDatabase;
@@ -325,6 +326,22 @@ describe("the direct path: create, change, delete, forget", () => {
     expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleted");
   });
 
+  it("re-running the destroy that failed to delete the component is the delete's retry: when it succeeds the component is removed", async () => {
+    const { component: c, job: deploy } = await createComponentAndDeploy(t.db, o.actor(), site("rerun-doomed"));
+    await drive(runner, deploy!.id, UPDATE);
+    const first = (await deleteComponent(t.db, o.actor("engineer"), { id: c.id })).job!;
+    await drive(runner, first.id, DESTROY, "failed", "disk full");
+    expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("delete_failed");
+
+    const again = await rerunJob(t.db, o.actor("engineer"), { jobId: first.id });
+    expect(again).toMatchObject({ operation: "destroy", rerunOf: first.id });
+    expect(await getComponentView(t.db, o.actor(), c.id)).toMatchObject({ status: "deleting", deleteJobId: again.id });
+    expect((await actionsOf(o, c.id)).at(-1)).toMatchObject({ action: "component.delete", changes: { retryOf: first.id, jobId: again.id } });
+    expect(await actionsOf(o, again.id)).toMatchObject([{ action: "job.rerun", changes: { rerunOf: first.id } }]);
+    await drive(runner, again.id, DESTROY);
+    expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleted");
+  });
+
   it("delete in prod pauses with the destroy plan to review", async () => {
     const { component: c, job } = await createComponentAndDeploy(t.db, o.actor(), site("prod-doomed", { environment: "prod" }));
     await cancelJob(t.db, o.actor(), { jobId: job!.id });
@@ -375,6 +392,19 @@ describe("the direct path: create, change, delete, forget", () => {
     const err = await refused(() => changeComponent(t.db, o.actor(), { id: c.id, stateBackend: null }), o);
     expect(err).toMatchObject({ code: "CONFLICT", field: "stateBackend" });
     expect(err.message).toMatch(new RegExp(`^Nothing was changed: settled's state is kept in state backend ${other.name}, and pointing it at .* would leave that state behind .* planton tofu state migrate-backend ${c.id} --to `));
+  });
+
+  it("a state backend whose components were all deleted can be deleted; while one is still there it is refused, naming it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-components-"));
+    await createStateBackend(t.db, o.actor(), { name: "short-lived", kind: "local", config: { path: dir } });
+    const { component: c, job } = await createComponentAndDeploy(t.db, o.actor(), site("on-short-lived", { stateBackend: "short-lived" }));
+    await drive(runner, job!.id, UPDATE);
+    const err = await refused(() => deleteStateBackend(t.db, o.actor(), { name: "short-lived" }), o);
+    expect(err.message).toContain("it keeps the state of 1 component: on-short-lived (dev)");
+    const destroy = (await deleteComponent(t.db, o.actor(), { id: c.id })).job!;
+    await drive(runner, destroy.id, DESTROY);
+    expect((await getComponentView(t.db, o.actor(), c.id)).status).toBe("deleted");
+    await deleteStateBackend(t.db, o.actor(), { name: "short-lived" });
   });
 
   it("forget is for admins, needs the name as confirmation (naming what keeps running), and keeps the state", async () => {

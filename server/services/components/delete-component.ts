@@ -15,7 +15,7 @@ import { assertComponentAction, lockComponent } from "./refusals";
 import { getComponentView, type ComponentChange } from "./views";
 
 /** Runs a destroy job for the component (one that never ran a job is removed at once); also the retry of a failed delete. */
-export async function deleteComponent(db: Database, actor: Actor, raw: z.input<typeof deleteComponentBody>): Promise<ComponentChange> {
+export async function deleteComponent(db: Database, actor: Actor, raw: z.input<typeof deleteComponentBody>, opts: { rerunOf?: string } = {}): Promise<ComponentChange> {
   const input = deleteComponentBody.parse(raw);
   const c = await getComponent(db, actor.orgId, input.id);
   assertComponentAction("delete", c, actor.role);
@@ -36,7 +36,7 @@ export async function deleteComponent(db: Database, actor: Actor, raw: z.input<t
       return { job: null, queuedBehind: null };
     }
     const queuedBehind = await jobAhead(tx, c.id);
-    const job = await createJob(tx, actor, { componentId: c.id, operation: "destroy", versionMessage: input.versionMessage });
+    const job = await createJob(tx, actor, { componentId: c.id, operation: "destroy", versionMessage: input.versionMessage }, opts);
     await tx.update(infraComponents).set({ status: "deleting", statusReason: null, deleteJobId: job.id, updatedAt: now }).where(eq(infraComponents.id, c.id));
     const retry = locked.status === "delete_failed";
     await recordAudit(tx, actor, {

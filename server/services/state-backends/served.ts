@@ -1,7 +1,7 @@
 // Which backend keeps each component's state, resolved one way for the list, delete, force-unlock and
 // Planton-managed usage: the component's own backend, else its state still on Planton-managed storage
 // (not moved), else the organization's default for its module's provisioner, else Planton-managed.
-import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, ne } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { environments, iacModules, infraComponents, stateBackendDefaults, stateBackends, stateObjects } from "@/db/schema";
 import type { Provisioner } from "@/lib/catalog";
@@ -62,7 +62,8 @@ export async function servedComponents(db: Queryable, orgId: string, only?: { co
     })
     .from(infraComponents)
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
-    .where(only ? and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, only.componentId)) : eq(infraComponents.orgId, orgId))
+    // A deleted component's destroy emptied its state, so it holds no backend (asked by id, it is still found).
+    .where(only ? and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, only.componentId)) : and(eq(infraComponents.orgId, orgId), ne(infraComponents.status, "deleted")))
     .orderBy(environments.name, infraComponents.name);
   if (!comps.length) return [];
   const onPlanton = new Set(
