@@ -1,14 +1,27 @@
 import { evaluate } from "../config/evaluate";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, emptyState, listInstances, sameContent, setInstance } from "../state/state";
+import { cloneState, emptyState, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
+import type { InstanceKey } from "../state/address";
+import { providerAddress } from "../providers/provider";
 import type { EngineOptions, RefreshResult, ResourceChange, StateOutput, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { containsUnknown, ctyType, deepEqual, type Attrs } from "../values";
-import { loadAndPrepare, makeScope, reportFailure, sensitiveMask, stateValues, type OperationContext } from "./context";
+import {
+  evaluateResourceConfig,
+  loadAndPrepare,
+  makeScope,
+  moduleInstancesAt,
+  reportFailure,
+  resourceInstances,
+  sensitiveMask,
+  sensitivePaths,
+  stateValues,
+  type OperationContext,
+} from "./context";
 import { EngineError } from "../errors";
 
-export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | undefined): { key: string; value: string } | undefined {
-  const key = ctx.providers.forType(type)?.resource.idAttribute ?? "id";
+export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | undefined, mode: "managed" | "data" = "managed"): { key: string; value: string } | undefined {
+  const key = (mode === "data" ? ctx.providers.forData(type) : ctx.providers.forType(type))?.resource.idAttribute ?? "id";
   const v = attrs?.[key];
   return typeof v === "string" || typeof v === "number" ? { key, value: String(v) } : undefined;
 }
@@ -19,7 +32,8 @@ export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | 
  */
 export async function refreshInPlace(ctx: OperationContext, state: StateV4): Promise<ResourceChange[]> {
   const drift: ResourceChange[] = [];
-  const items = listInstances(state);
+  // Data sources are read from their configuration, not refreshed from state (readDataSources, plan).
+  const items = listInstances(state).filter((it) => it.resource.mode !== "data");
   const g = new Graph();
   for (const it of items) g.add(it.address);
   const byAddr = new Map(items.map((it) => [it.address, it]));
@@ -52,11 +66,13 @@ export async function refreshInPlace(ctx: OperationContext, state: StateV4): Pro
   return drift;
 }
 
-function driftChange(ctx: OperationContext, address: string, type: string, name: string, provider: string, before: Attrs, after: Attrs | null, index?: number): ResourceChange {
+function driftChange(ctx: OperationContext, address: string, type: string, name: string, provider: string, before: Attrs, after: Attrs | null, index?: InstanceKey): ResourceChange {
   const schema = ctx.providers.forType(type)?.resource;
   const mask = schema ? sensitiveMask(schema) : {};
+  const moduleAddress = parseInstanceAddress(address).module;
   return {
     address,
+    ...(moduleAddress ? { module_address: moduleAddress } : {}),
     mode: "managed",
     type,
     name,
@@ -73,6 +89,41 @@ function driftChange(ctx: OperationContext, address: string, type: string, name:
     },
     depends_on: [],
   };
+}
+
+/**
+ * Reads every data source again, in dependency order, with arguments evaluated against `state`;
+ * one whose arguments are not known from the state keeps its old value. Data sources no longer
+ * in the configuration leave the state.
+ */
+export async function readDataSources(ctx: OperationContext, state: StateV4): Promise<void> {
+  const values = stateValues(state);
+  const g = new Graph();
+  const data = [...ctx.resources.entries()].filter(([, e]) => e.r.mode === "data");
+  for (const [addr] of data) {
+    g.add(addr);
+    for (const d of ctx.resourceDeps.get(addr)!) if (ctx.resources.get(d)!.r.mode === "data") g.connect(addr, d);
+  }
+  const configured = new Set<string>();
+  const result = await walk(
+    g,
+    async (addr) => {
+      const entry = ctx.resources.get(addr)!;
+      const p = ctx.providers.forData(entry.r.type)!;
+      for (const mi of moduleInstancesAt(ctx, entry.path, values)) {
+        for (const inst of resourceInstances(ctx, mi, entry.r, values)) {
+          configured.add(inst.address);
+          const config = evaluateResourceConfig(ctx, entry.r, p.resource, makeScope(ctx, values, mi, inst.rep));
+          if (containsUnknown(config)) continue;
+          const { state: read } = await p.provider.readData!({ address: inst.address, type: entry.r.type, config });
+          setInstance(state, inst.address, providerAddress(p.schema), { schema_version: p.resource.version, attributes: read, sensitive_attributes: sensitivePaths(p.resource), dependencies: [] });
+        }
+      }
+    },
+    { parallelism: ctx.parallelism },
+  );
+  if (result.failed.size) throw [...result.failed.values()][0];
+  for (const it of listInstances(state)) if (it.resource.mode === "data" && !configured.has(it.address)) setInstance(state, it.address, it.resource.provider, null);
 }
 
 /** Outputs as the state should record them, evaluated against the state's resources. Unknown or failing outputs keep their old value. */
@@ -103,6 +154,7 @@ export async function refresh(opts: EngineOptions): Promise<RefreshResult> {
     }
     const next = cloneState(opts.state);
     const drift = await refreshInPlace(ctx, next);
+    await readDataSources(ctx, next);
     next.outputs = evaluateOutputs(ctx, next);
     const changed = !sameContent(next, opts.state);
     if (changed) next.serial = opts.state.serial + 1;

@@ -32,9 +32,34 @@ const SCHEMA: ProviderSchema = {
       },
     },
   },
+  dataSources: {
+    local_file: fileDataSchema(false),
+    local_sensitive_file: fileDataSchema(true),
+  },
 };
 
-const digest = (algo: string, s: string) => createHash(algo).update(s, "utf8").digest("hex");
+/** hashicorp/local's file data sources: the file's content and its digests (all sensitive for local_sensitive_file). */
+function fileDataSchema(sensitive: boolean) {
+  const computed = { type: "string" as const, computed: true, ...(sensitive ? { sensitive: true } : {}) };
+  return {
+    version: 0,
+    idAttribute: "id",
+    attributes: {
+      filename: { type: "string" as const, required: true },
+      content: computed,
+      content_base64: computed,
+      id: { type: "string" as const, computed: true },
+      content_md5: { type: "string" as const, computed: true },
+      content_sha1: { type: "string" as const, computed: true },
+      content_sha256: { type: "string" as const, computed: true },
+      content_base64sha256: { type: "string" as const, computed: true },
+      content_sha512: { type: "string" as const, computed: true },
+      content_base64sha512: { type: "string" as const, computed: true },
+    },
+  };
+}
+
+const digest = (algo: string, s: string | Buffer, enc: "hex" | "base64" = "hex") => createHash(algo).update(s).digest(enc);
 const contentHashes = (content: string): Attrs => ({ id: digest("sha1", content), content_sha256: digest("sha256", content), content_md5: digest("md5", content) });
 const mode = (m: number) => (m & 0o777).toString(8).padStart(4, "0");
 
@@ -241,6 +266,38 @@ export function createLocalProvider(): Provider {
       await folders(address, planned.path, abs, dirMode);
       await chmodFolder(address, planned.path, abs, dirMode);
       return { state: { ...planned, id: planned.path } };
+    },
+    readData: async ({ address, config }) => {
+      const real = await inside(address, config.filename);
+      const bytes = await noLink(address, config.filename, async () => {
+        let fh;
+        try {
+          fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
+        } catch (e) {
+          if (errno(e) === "ENOENT") throw new Error(`${address}: no file exists at ${String(config.filename)} under the connection root ${root}; create it first or fix the filename`);
+          throw e;
+        }
+        try {
+          if (!(await fh.stat()).isFile()) throw new Error(`${address}: ${String(config.filename)} is not a regular file`);
+          return await fh.readFile();
+        } finally {
+          await fh.close();
+        }
+      });
+      return {
+        state: {
+          filename: config.filename ?? null,
+          content: bytes.toString("utf8"),
+          content_base64: bytes.toString("base64"),
+          id: digest("sha1", bytes),
+          content_md5: digest("md5", bytes),
+          content_sha1: digest("sha1", bytes),
+          content_sha256: digest("sha256", bytes),
+          content_base64sha256: digest("sha256", bytes, "base64"),
+          content_sha512: digest("sha512", bytes),
+          content_base64sha512: digest("sha512", bytes, "base64"),
+        },
+      };
     },
     importState: async ({ address, type, id }) => {
       if (type === "local_file") {
