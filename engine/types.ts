@@ -199,7 +199,8 @@ export interface ResourceChange {
     | "delete_because_each_key"
     | "delete_because_wrong_repetition"
     | "delete_because_no_module"
-    | "read_because_config_unknown";
+    | "read_because_config_unknown"
+    | "read_because_dependency_pending";
   change: {
     /** OpenTofu plan JSON actions: ["create"], ["delete","create"], ["create","delete"] (create_before_destroy), ["no-op"], ["forget"]… */
     actions: string[];

@@ -245,7 +245,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
             configured.add(inst.address);
             const scope = makeScope(ctx, values, mi, inst.rep);
             if (entry.r.mode === "data") {
-              const read = await planDataRead(ctx, entry, inst, scope, refreshed, planned);
+              const read = await planDataRead(ctx, entry, inst, scope, refreshed, planned, changeOf);
               if (read) pending.push(read);
               continue;
             }
@@ -384,12 +384,16 @@ async function planDataRead(
   scope: EvalScope,
   refreshed: StateV4,
   planned: Map<string, Attrs>,
+  changeOf: Map<string, Pending>,
 ): Promise<Pending | null> {
   const r = entry.r;
   const p = ctx.providers.forData(r.type)!;
   const config = evaluateResourceConfig(ctx, r, p.resource, scope);
   const provider = providerAddress(p.schema);
-  if (containsUnknown(config)) {
+  const deps = new Set(ctx.resourceDeps.get(entry.prefix + r.address)!);
+  // As OpenTofu: a data source waits for apply when its arguments are unknown or a resource it depends on will change.
+  const pendingDep = [...changeOf.values()].some((c) => c.action !== "noop" && c.action !== "move" && deps.has(configAddressOf(c.address)));
+  if (containsUnknown(config) || pendingDep) {
     const after: Attrs = { ...config };
     for (const [name, a] of Object.entries(p.resource.attributes)) if (!a.required && !a.optional) after[name] = UNKNOWN as unknown as Value;
     planned.set(inst.address, after);
@@ -401,7 +405,7 @@ async function planDataRead(
       index: inst.key,
       provider,
       action: "read",
-      reason: "read_because_config_unknown",
+      reason: containsUnknown(config) ? "read_because_config_unknown" : "read_because_dependency_pending",
       before: null,
       after,
       dependsOn: ctx.resourceDeps.get(entry.prefix + r.address)!,
