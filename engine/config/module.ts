@@ -156,9 +156,9 @@ async function collectFiles(bundleRoot: string, dir: string, files: Record<strin
 /** The bundle-relative folder a local source names, or null when it is not local or leaves the bundle. */
 function localSourceDir(dir: string, source: string): string | null {
   if (!source.startsWith("./") && !source.startsWith("../")) return null;
-  const joined = path.posix.normalize(path.posix.join(dir || ".", source));
+  const joined = path.posix.normalize(path.posix.join(dir || ".", source)).replace(/\/+$/, "") || ".";
   if (joined === ".." || joined.startsWith("../") || path.posix.isAbsolute(joined)) return null;
-  return joined === "." ? "" : joined.replace(/\/$/, "");
+  return joined === "." ? "" : joined;
 }
 
 /** Builds a module tree from file texts keyed by bundle path (a folder's files, or the snapshot kept in a saved plan). */
