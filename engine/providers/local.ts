@@ -117,7 +117,15 @@ const openNoFollow = (file: string, flags: number, fileMode?: number) => open(fi
  * nothing, is refused, and files are opened without following a link at their own name. With
  * `ownerOnly`, what it writes is readable by its user only (group and other permission bits dropped).
  */
-export function createLocalProvider(): Provider {
+/** The local provider's confined file access, shared with providers that write files under the same root (archive). */
+export interface LocalFiles {
+  /** The file's bytes; a missing file is an error naming the path and the root. */
+  readBytes(address: string, p: unknown): Promise<Buffer>;
+  /** Writes the file (creating its folders), as local_file does. */
+  writeBytes(address: string, p: unknown, bytes: Uint8Array, fileMode: number, dirMode: number): Promise<void>;
+}
+
+export function createLocalProvider(): Provider & { files: LocalFiles } {
   let root: string | null = null;
   let ownerOnly = false;
   const granted = (m: number) => (ownerOnly ? m & 0o700 : m);
@@ -188,7 +196,7 @@ export function createLocalProvider(): Provider {
     if ((await realpath(dir)) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
   }
 
-  async function writeFileAt(address: string, p: unknown, file: string, content: string, fileMode: number): Promise<void> {
+  async function writeFileAt(address: string, p: unknown, file: string, content: string | Uint8Array, fileMode: number): Promise<void> {
     await noLink(address, p, async () => {
       const fh = await openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, granted(fileMode));
       try {
@@ -211,7 +219,34 @@ export function createLocalProvider(): Provider {
     });
   }
 
+  const files: LocalFiles = {
+    readBytes: async (address, p) => {
+      const real = await inside(address, p);
+      return noLink(address, p, async () => {
+        let fh;
+        try {
+          fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
+        } catch (e) {
+          if (errno(e) === "ENOENT") throw new Error(`${address}: no file exists at ${String(p)} under the connection root ${root}; create it first or fix the path`);
+          throw e;
+        }
+        try {
+          if (!(await fh.stat()).isFile()) throw new Error(`${address}: ${String(p)} is not a regular file`);
+          return await fh.readFile();
+        } finally {
+          await fh.close();
+        }
+      });
+    },
+    writeBytes: async (address, p, bytes, fileMode, dirMode) => {
+      const abs = await inside(address, p);
+      await folders(address, p, path.dirname(abs), dirMode);
+      await writeFileAt(address, p, abs, bytes, fileMode);
+    },
+  };
+
   return {
+    files,
     schema: () => SCHEMA,
     configure: async (config) => {
       root = typeof config.root === "string" && config.root !== "" ? path.resolve(config.root) : null;
@@ -268,22 +303,7 @@ export function createLocalProvider(): Provider {
       return { state: { ...planned, id: planned.path } };
     },
     readData: async ({ address, config }) => {
-      const real = await inside(address, config.filename);
-      const bytes = await noLink(address, config.filename, async () => {
-        let fh;
-        try {
-          fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
-        } catch (e) {
-          if (errno(e) === "ENOENT") throw new Error(`${address}: no file exists at ${String(config.filename)} under the connection root ${root}; create it first or fix the filename`);
-          throw e;
-        }
-        try {
-          if (!(await fh.stat()).isFile()) throw new Error(`${address}: ${String(config.filename)} is not a regular file`);
-          return await fh.readFile();
-        } finally {
-          await fh.close();
-        }
-      });
+      const bytes = await files.readBytes(address, config.filename);
       return {
         state: {
           filename: config.filename ?? null,

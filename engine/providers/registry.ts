@@ -1,4 +1,5 @@
 import type { ProviderConfig } from "../types";
+import { createArchiveProvider } from "./archive";
 import { createLocalProvider } from "./local";
 import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
 import { createRandomProvider } from "./random";
@@ -16,7 +17,9 @@ export interface ProviderSet {
 }
 
 export async function createProviders(config: ProviderConfig = {}): Promise<ProviderSet> {
-  const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider(), createTimeProvider()];
+  const local = createLocalProvider();
+  // archive writes its zips under the local provider's root, through the same confinement.
+  const providers: Provider[] = [createRandomProvider(), local, createArchiveProvider(local.files), createTerraformDataProvider(), createTimeProvider()];
   if (config.testGates) providers.push(createTestGateProvider(config.testGates.dir));
   const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
   const dataByType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();

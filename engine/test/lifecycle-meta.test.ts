@@ -82,7 +82,7 @@ resource "local_file" "f" {
     const perm = await plan({ ...opts, moduleDir: await module("two", "0600", "[content]"), state });
     expect(perm.plan.resource_changes[0]!.action).toBe("update");
     expect(perm.plan.resource_changes[0]!.change.after).toMatchObject({ content: "one", file_permission: "0600" });
-    const r = await apply({ ...opts, moduleDir: await module("two", "0600", "[content]"), state }, perm.plan);
+    const r = await apply({ ...opts, state }, perm.plan);
     expect(r.status).toBe("applied");
     expect(await readFile(path.join(root, "f.txt"), "utf8")).toBe("one");
     const all = await plan({ ...opts, moduleDir: await module("three", "0644", "all"), state: r.state });

@@ -152,7 +152,7 @@ describe("modules with local sources", () => {
     const order = p2.plan.resource_changes.map((c) => c.address);
     // Deletes in reverse dependency order: the page (which used the name) before the name.
     expect(order.indexOf('module.blog["fr"].local_file.page["index"]')).toBeLessThan(order.indexOf('module.blog["fr"].module.naming.random_pet.suffix'));
-    const r2 = await apply({ ...opts, moduleDir: moduleDir2, state: r.state }, p2.plan);
+    const r2 = await apply({ ...opts, state: r.state }, p2.plan);
     expect(r2.status).toBe("applied");
     await expect(stat(path.join(root, "blog-fr/index.html"))).rejects.toThrow(/ENOENT/);
     expect(await readFile(path.join(root, "www/home.html"), "utf8")).toContain("<h1>Home</h1>");
