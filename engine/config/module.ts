@@ -266,6 +266,20 @@ export function addressOf(expr: Expr): string {
   throw new ConfigError("Invalid address: expected a resource address such as random_pet.name, random_pet.name[0], local_file.page[\"about\"] or module.site.local_file.page", expr.range);
 }
 
+/** A moved block's end: a resource (instance) address, or a module (instance) address such as module.site. */
+function movedAddress(expr: Expr): string {
+  const text = referenceText(expr);
+  if (text !== null && /^module\.[^.]+(\[[^\]]*\])?(\.module\.[^.]+(\[[^\]]*\])?)*$/.test(text)) {
+    try {
+      parseModuleAddress(text);
+      return text;
+    } catch {
+      // fall through
+    }
+  }
+  return addressOf(expr);
+}
+
 /** A resource or module address without instance keys, for depends_on. */
 function dependencyOf(expr: Expr): string {
   const text = referenceText(expr);
@@ -376,7 +390,7 @@ function decodeBlock(mod: Module, block: Block, files: Record<string, string>, c
       const from = attr(body, "from");
       const to = attr(body, "to");
       if (!from || !to) throw new ConfigError("Missing required argument: a moved block needs both from and to", block.range);
-      mod.moved.push({ from: addressOf(from.expr), to: addressOf(to.expr), range: block.range });
+      mod.moved.push({ from: movedAddress(from.expr), to: movedAddress(to.expr), range: block.range });
       return;
     }
     case "import": {

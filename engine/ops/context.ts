@@ -155,6 +155,12 @@ function checkResource(r: ResourceConfig, providers: ProviderSet): void {
     );
   }
   const where = data ? `data.${r.type}` : r.type;
+  const ignored = r.lifecycle.ignoreChanges;
+  for (const name of ignored === "all" ? [] : ignored) {
+    if (!(name in p.resource.attributes) && !(name in (p.resource.blocks ?? {}))) {
+      throw new ConfigError(`Unsupported attribute: ignore_changes names "${name}", which ${r.type} does not have`, r.range, `Its attributes: ${Object.keys(p.resource.attributes).join(", ")}.`);
+    }
+  }
   checkBody(r.attributes, r.blocks, p.resource.attributes, p.resource.blocks ?? {}, where, r.address, r.range);
 }
 
@@ -219,6 +225,7 @@ function checkSensitiveOutputs(mod: Module, providers: ProviderSet): void {
       );
     }
   }
+  for (const call of mod.modules.values()) checkSensitiveOutputs(call.module, providers);
 }
 
 function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): string[] {
@@ -228,6 +235,13 @@ function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): s
       const [first, ...rest] = e.steps;
       if (first?.kind !== "attr") return;
       if (e.root === "var" && mod.variables.get(first.name)?.sensitive) found.push(`var.${first.name}`);
+      if (e.root === "module") {
+        const outputs = mod.modules.get(first.name)?.module.outputs;
+        const named = rest.find((s) => s.kind === "attr");
+        const shown = named?.kind === "attr" ? [outputs?.get(named.name)] : [...(outputs?.values() ?? [])];
+        for (const o of shown) if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
+        return;
+      }
       const isData = e.root === "data" && rest[0]?.kind === "attr";
       const r = isData ? mod.resources.get(`data.${first.name}.${(rest[0] as { name: string }).name}`) : mod.resources.get(`${e.root}.${first.name}`);
       if (r) {

@@ -93,6 +93,8 @@ resource "local_file" "f" {
     expect(drifted.plan.resource_drift.map((d) => d.address)).toEqual(["local_file.f"]);
     const bad = await writeModule({ "main.tf": `resource "local_file" "f" {\n  filename = "f.txt"\n  lifecycle {\n    ignore_changes = "content"\n  }\n}\n` });
     await expect(plan({ ...opts, moduleDir: bad })).rejects.toThrow(/main\.tf:4: Invalid ignore_changes/);
+    const unknownAttr = await writeModule({ "main.tf": `resource "local_file" "f" {\n  filename = "f.txt"\n  lifecycle {\n    ignore_changes = [colour]\n  }\n}\n` });
+    await expect(plan({ ...opts, moduleDir: unknownAttr })).rejects.toThrow(/main\.tf:1: Unsupported attribute: ignore_changes names "colour", which local_file does not have/);
   });
 
   it("replace_triggered_by: a change to the referenced resource (or attribute) replaces this one", async () => {

@@ -207,3 +207,40 @@ describe("modules with local sources", () => {
     await expect(refused({ "main.tf": `module "x" {\n  source = "./m"\n}\n`, "m/main.tf": `module "back" {\n  source = "../"\n}\n` })).rejects.toThrow(/m\/main\.tf:2: Module call cycle/);
   });
 });
+
+describe("modules: moves and sensitive outputs", () => {
+  it("moved blocks move a resource into a module and rename a module call without replacing anything", async () => {
+    const root = await tempDir();
+    const child = `resource "local_file" "f" {\n  filename = "f.txt"\n  content  = "x"\n}\n`;
+    const first = await writeModule({ "main.tf": child });
+    const opts = { state: null, providerConfig: { local: { root } } };
+    const p1 = await plan({ ...opts, moduleDir: first });
+    const s1 = (await apply(opts, p1.plan)).state;
+
+    const intoModule = await writeModule({
+      "main.tf": `module "files" {\n  source = "./files"\n}\nmoved {\n  from = local_file.f\n  to   = module.files.local_file.f\n}\n`,
+      "files/main.tf": child,
+    });
+    const p2 = await plan({ ...opts, moduleDir: intoModule, state: s1 });
+    expect(p2.plan.resource_changes.map((c) => [c.address, c.action, c.previous_address])).toEqual([["module.files.local_file.f", "move", "local_file.f"]]);
+    const s2 = (await apply({ ...opts, state: s1 }, p2.plan)).state;
+    expect(s2.resources.map((r) => [r.module, r.type, r.name])).toEqual([["module.files", "local_file", "f"]]);
+
+    const renamed = await writeModule({
+      "main.tf": `module "assets" {\n  source = "./files"\n}\nmoved {\n  from = module.files\n  to   = module.assets\n}\n`,
+      "files/main.tf": child,
+    });
+    const p3 = await plan({ ...opts, moduleDir: renamed, state: s2 });
+    expect(p3.plan.resource_changes.map((c) => [c.address, c.action, c.previous_address])).toEqual([["module.assets.local_file.f", "move", "module.files.local_file.f"]]);
+  });
+
+  it("a root output that shows a sensitive module output must be sensitive too", async () => {
+    const moduleDir = await writeModule({
+      "main.tf": `module "secrets" {\n  source = "./s"\n}\noutput "pw" {\n  value = module.secrets.pw\n}\n`,
+      "s/main.tf": `resource "random_password" "p" {\n  length = 8\n}\noutput "pw" {\n  value     = random_password.p.result\n  sensitive = true\n}\n`,
+    });
+    await expect(plan({ moduleDir, state: null })).rejects.toThrow(/main\.tf:4: Output refers to sensitive values: output "pw" shows module\.secrets\.pw/);
+    const leaky = await writeModule({ "main.tf": `module "secrets" {\n  source = "./s"\n}\n`, "s/main.tf": `resource "random_password" "p" {\n  length = 8\n}\noutput "pw" {\n  value = random_password.p.result\n}\n` });
+    await expect(plan({ moduleDir: leaky, state: null })).rejects.toThrow(/s\/main\.tf:4: Output refers to sensitive values/);
+  });
+});
