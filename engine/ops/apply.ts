@@ -6,9 +6,11 @@ import { configAddressOf } from "../state/address";
 import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
-import { evaluateResourceConfig, instanceScope, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
-import { configWithIgnores, readData } from "./plan";
-import { evaluateOutputs, idOf } from "./refresh";
+import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
+import { evaluateResourceConfig, instanceScope } from "./expand";
+import { readData } from "./data-sources";
+import { configWithIgnores } from "./lifecycle";
+import { evaluateOutputs } from "./refresh";
 import { providerAddress } from "../providers/provider";
 
 /** Refuses a plan made against a different state than the one we have now. */

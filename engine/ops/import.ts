@@ -4,8 +4,9 @@ import { cloneState, emptyState, findInstance, setInstance } from "../state/stat
 import { configAddress, parseAddress } from "../state/address";
 import type { EngineOptions, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { loadAndPrepare, moduleInstancesAt, reportFailure, resourceInstances, sensitivePaths, stateValues } from "./context";
-import { evaluateOutputs, idOf } from "./refresh";
+import { idOf, loadAndPrepare, reportFailure, sensitivePaths, stateValues } from "./context";
+import { moduleInstancesAt, resourceInstances } from "./expand";
+import { evaluateOutputs } from "./refresh";
 
 /**
  * importResource: reads an existing object into state at `address` without changing it.

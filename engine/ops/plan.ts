@@ -1,31 +1,21 @@
 import { createHash } from "node:crypto";
 import { DELETE_PROTECTION, protectedDeleteMessage, protectedReplaceMessage } from "../../lib/delete-protection";
 import { evaluate, type EvalScope } from "../config/evaluate";
-import { loadModule, type ResourceConfig } from "../config/module";
-import { ConfigError, EngineError } from "../errors";
+import { loadModule } from "../config/module";
+import { EngineError } from "../errors";
 import { Graph, walk } from "../graph/graph";
-import { providerAddress, type ResourceSchema } from "../providers/provider";
-import { configAddress, configAddressOf, formatKey, formatModule, parseAddress, type InstanceKey } from "../state/address";
+import { providerAddress } from "../providers/provider";
+import { configAddress, configAddressOf, formatModule, parseAddress, type InstanceKey } from "../state/address";
 import { cloneState, emptyState, listInstances, parseInstanceAddress, setInstance } from "../state/state";
 import type { ChangeAction, ChangeSummary, EngineOptions, OutputChange, PlanRequest, PlanResult, ResourceChange, SavedPlan, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { canonicalJson, containsUnknown, deepEqual, isUnknown, splitUnknowns, UNKNOWN, type Attrs, type Value } from "../values";
+import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, UNKNOWN, type Attrs, type Value } from "../values";
 import { ENGINE_VERSION } from "../version";
-import {
-  evaluateResourceConfig,
-  makeScope,
-  moduleInstancesAt,
-  prepare,
-  reportFailure,
-  resourceInstances,
-  sensitiveMask,
-  sensitivePaths,
-  type ModuleInstance,
-  type OperationContext,
-  type Repetition,
-  type ResourceEntry,
-} from "./context";
-import { idOf, refreshInPlace } from "./refresh";
+import { prepare, reportFailure, sensitiveMask, sensitivePaths, type OperationContext, type ResourceEntry } from "./context";
+import { evaluateResourceConfig, makeScope, moduleInstancesAt, resourceInstances, type ModuleInstance, type Repetition } from "./expand";
+import { refreshInPlace } from "./refresh";
+import { readData } from "./data-sources";
+import { configWithIgnores, refuseProtectedDestroy, triggered } from "./lifecycle";
 
 /** SHA-256 hex of a saved plan's canonical bytes. */
 export function planChecksum(bytes: Uint8Array): string {
@@ -365,17 +355,6 @@ function deleteReason(ctx: OperationContext, address: string, expandedModules: S
   return "delete_because_wrong_repetition";
 }
 
-/** lifecycle.prevent_destroy: a plan that would destroy the object is refused, in OpenTofu's words. */
-function refuseProtectedDestroy(ctx: OperationContext, address: string): void {
-  const entry = ctx.resources.get(configAddressOf(address));
-  if (!entry?.r.lifecycle.preventDestroy) return;
-  throw new ConfigError(
-    "Instance cannot be destroyed",
-    entry.r.range,
-    `Resource ${address} has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed. To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan using the -target option.`,
-  );
-}
-
 /** Reads a data source during the plan when its arguments are known; otherwise plans the read for apply. */
 async function planDataRead(
   ctx: OperationContext,
@@ -417,31 +396,6 @@ async function planDataRead(
   return null;
 }
 
-/** One data source read, with OpenTofu's "Reading..." / "Read complete" lines. */
-export async function readData(ctx: OperationContext, address: string, type: string, config: Attrs): Promise<Attrs> {
-  const p = ctx.providers.forData(type)!;
-  const started = Date.now();
-  ctx.ui.applyStart(address, "read");
-  try {
-    const { state } = await p.provider.readData!({ address, type, config });
-    ctx.ui.applyComplete(address, "read", Math.round((Date.now() - started) / 1000), idOf(ctx, type, state, "data"));
-    return state;
-  } catch (err) {
-    ctx.ui.applyErrored(address, "read", Math.round((Date.now() - started) / 1000));
-    throw err;
-  }
-}
-
-/** The configuration an instance is planned with: evaluated arguments, with lifecycle.ignore_changes keeping prior values. */
-export function configWithIgnores(ctx: OperationContext, r: ResourceConfig, schema: ResourceSchema, scope: EvalScope, prior: Attrs | null): Attrs {
-  const config = evaluateResourceConfig(ctx, r, schema, scope);
-  if (!prior) return config;
-  const ignored = r.lifecycle.ignoreChanges;
-  const names = ignored === "all" ? Object.keys(config) : ignored;
-  for (const name of names) if (name in config && name in prior) config[name] = prior[name]!;
-  return config;
-}
-
 async function planInstance(
   ctx: OperationContext,
   entry: ResourceEntry,
@@ -465,7 +419,7 @@ async function planInstance(
   let reason: ResourceChange["action_reason"];
   if (!prior) action = "create";
   else if (resp.requiresReplace.length) (action = "replace"), (reason = "replace_because_cannot_update");
-  else if (triggered(ctx, r, scope, mi, changeOf)) {
+  else if (triggered(r, scope, mi, changeOf)) {
     action = "replace";
     reason = "replace_by_triggers";
     resp = { ...(await p.provider.plan({ address: inst.address, type: r.type, prior: null, config })), requiresReplace: [] };
@@ -490,40 +444,6 @@ async function planInstance(
     createFirst: r.lifecycle.createBeforeDestroy || undefined,
     dependsOn: ctx.resourceDeps.get(entry.prefix + r.address)!,
   };
-}
-
-/**
- * lifecycle.replace_triggered_by: a reference to a resource (or one of its instances) triggers when
- * that instance is planned to change; a reference to an attribute, when that attribute's value changes.
- */
-function triggered(ctx: OperationContext, r: ResourceConfig, scope: EvalScope, mi: ModuleInstance, changeOf: Map<string, Pending>): boolean {
-  for (const expr of r.lifecycle.replaceTriggeredBy) {
-    if (expr.kind !== "scope") continue;
-    const [first, ...rest] = expr.steps;
-    if (first?.kind !== "attr") continue;
-    const target = mi.config.resources.get(`${expr.root}.${first.name}`);
-    if (!target) throw new ConfigError(`Invalid replace_triggered_by expression: ${expr.root}.${first.name} is not a managed resource of this module`, expr.range);
-    let key: InstanceKey | undefined;
-    let steps = rest;
-    if (steps[0]?.kind === "index") {
-      const k = evaluate(steps[0].key, scope);
-      if (typeof k !== "number" && typeof k !== "string") throw new ConfigError("Invalid replace_triggered_by expression: an instance key must be a number or string known at plan time", expr.range);
-      key = k;
-      steps = steps.slice(1);
-    }
-    const prefix = formatModule(mi.steps);
-    const base = `${prefix ? `${prefix}.` : ""}${target.type}.${target.name}`;
-    const candidates = [...changeOf.values()].filter((c) => (key === undefined ? c.address === base || c.address.startsWith(`${base}[`) : c.address === `${base}${formatKey(key)}`));
-    const attrStep = steps[0];
-    for (const c of candidates) {
-      if (attrStep?.kind === "attr") {
-        const before = c.before?.[attrStep.name] ?? null;
-        const after = c.after?.[attrStep.name] ?? null;
-        if (c.action !== "noop" && c.action !== "move" && c.action !== "import" && (isUnknown(after) || !deepEqual(before, after))) return true;
-      } else if (["create", "update", "replace"].includes(c.action)) return true;
-    }
-  }
-  return false;
 }
 
 /** Non-deletes in dependency order, then deletes in reverse dependency order; names break ties. */

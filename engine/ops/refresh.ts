@@ -2,29 +2,13 @@ import { evaluate } from "../config/evaluate";
 import { Graph, walk } from "../graph/graph";
 import { cloneState, emptyState, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
 import type { InstanceKey } from "../state/address";
-import { providerAddress } from "../providers/provider";
 import type { EngineOptions, RefreshResult, ResourceChange, StateOutput, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { containsUnknown, ctyType, deepEqual, type Attrs } from "../values";
-import {
-  evaluateResourceConfig,
-  loadAndPrepare,
-  makeScope,
-  moduleInstancesAt,
-  reportFailure,
-  resourceInstances,
-  sensitiveMask,
-  sensitivePaths,
-  stateValues,
-  type OperationContext,
-} from "./context";
+import { idOf, loadAndPrepare, reportFailure, sensitiveMask, stateValues, type OperationContext } from "./context";
+import { readDataSources } from "./data-sources";
+import { makeScope } from "./expand";
 import { EngineError } from "../errors";
-
-export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | undefined, mode: "managed" | "data" = "managed"): { key: string; value: string } | undefined {
-  const key = (mode === "data" ? ctx.providers.forData(type) : ctx.providers.forType(type))?.resource.idAttribute ?? "id";
-  const v = attrs?.[key];
-  return typeof v === "string" || typeof v === "number" ? { key, value: String(v) } : undefined;
-}
 
 /**
  * Reads every resource in `state` through its provider and updates `state` in place.
@@ -89,41 +73,6 @@ function driftChange(ctx: OperationContext, address: string, type: string, name:
     },
     depends_on: [],
   };
-}
-
-/**
- * Reads every data source again, in dependency order, with arguments evaluated against `state`;
- * one whose arguments are not known from the state keeps its old value. Data sources no longer
- * in the configuration leave the state.
- */
-export async function readDataSources(ctx: OperationContext, state: StateV4): Promise<void> {
-  const values = stateValues(state);
-  const g = new Graph();
-  const data = [...ctx.resources.entries()].filter(([, e]) => e.r.mode === "data");
-  for (const [addr] of data) {
-    g.add(addr);
-    for (const d of ctx.resourceDeps.get(addr)!) if (ctx.resources.get(d)!.r.mode === "data") g.connect(addr, d);
-  }
-  const configured = new Set<string>();
-  const result = await walk(
-    g,
-    async (addr) => {
-      const entry = ctx.resources.get(addr)!;
-      const p = ctx.providers.forData(entry.r.type)!;
-      for (const mi of moduleInstancesAt(ctx, entry.path, values)) {
-        for (const inst of resourceInstances(ctx, mi, entry.r, values)) {
-          configured.add(inst.address);
-          const config = evaluateResourceConfig(ctx, entry.r, p.resource, makeScope(ctx, values, mi, inst.rep));
-          if (containsUnknown(config)) continue;
-          const { state: read } = await p.provider.readData!({ address: inst.address, type: entry.r.type, config });
-          setInstance(state, inst.address, providerAddress(p.schema), { schema_version: p.resource.version, attributes: read, sensitive_attributes: sensitivePaths(p.resource), dependencies: [] });
-        }
-      }
-    },
-    { parallelism: ctx.parallelism },
-  );
-  if (result.failed.size) throw [...result.failed.values()][0];
-  for (const it of listInstances(state)) if (it.resource.mode === "data" && !configured.has(it.address)) setInstance(state, it.address, it.resource.provider, null);
 }
 
 /** Outputs as the state should record them, evaluated against the state's resources. Unknown or failing outputs keep their old value. */
