@@ -118,6 +118,31 @@ resource "terraform_data" "echo" {
     expect(again.plan.resource_changes.every((c) => c.action === "noop")).toBe(true);
   });
 
+  it("data sources take count and for_each: data.local_file.inputs[\"seed\"] reads input/seed.txt", async () => {
+    const root = await rootWithInputs();
+    const moduleDir = await writeModule({
+      "main.tf": `
+variable "names" {
+  type    = set(string)
+  default = ["key", "seed"]
+}
+data "local_file" "inputs" {
+  for_each = var.names
+  filename = "input/\${each.key}.txt"
+}
+resource "terraform_data" "both" {
+  input = "\${data.local_file.inputs["seed"].content}+\${data.local_file.inputs["key"].content}"
+}
+`,
+    });
+    const opts = { moduleDir, state: null, providerConfig: { local: { root } } };
+    const p = await plan(opts);
+    const data = p.plan.prior_state.resources.find((r) => r.mode === "data")!;
+    expect(data.instances.map((i) => i.index_key)).toEqual(["key", "seed"]);
+    const r = await apply(opts, p.plan);
+    expect(r.state.resources.find((x) => x.type === "terraform_data")!.instances[0]!.attributes.output).toBe("hello+s3cret-key");
+  });
+
   it("confines data.local_file to the connection root and refuses unknown data sources with file:line", async () => {
     const root = await tempDir();
     const outside = await writeModule({ "main.tf": `data "local_file" "x" {\n  filename = "../../etc/passwd"\n}\n` });
