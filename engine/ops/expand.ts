@@ -144,7 +144,7 @@ function variableValue(ctx: OperationContext, mi: ModuleInstance, name: string, 
   const input = mi.call.inputs.find((a) => a.name === name);
   if (!input) return v?.default ?? null;
   const given = evaluate(input.expr, makeScope(ctx, values, mi.parent, mi.rep));
-  if (given === null) return v?.hasDefault ? (v.default ?? null) : null;
+  if (given === null) return null; // a variable is nullable unless it says otherwise, so null stays null
   if (!v || containsUnknown(given)) return given;
   try {
     return convertToType(given, v.type, `module.${mi.call.name}: var.${name}`);
