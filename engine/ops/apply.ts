@@ -221,9 +221,17 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
         // create_before_destroy: the new object exists before the old one goes.
         await write(null, "create", old.attributes);
         done.add++;
-        await run("delete", idOf(ctx, c.type, old.attributes), async () => {
-          await p.provider.apply({ address: c.address, type: c.type, prior: old.attributes, planned: null });
-        });
+        const oldId = idOf(ctx, c.type, old.attributes);
+        try {
+          await run("delete", oldId, async () => {
+            await p.provider.apply({ address: c.address, type: c.type, prior: old.attributes, planned: null });
+          });
+        } catch (err) {
+          // The state has room for one object per address (no deposed objects): say what is left behind.
+          throw new EngineError(
+            `${c.address}: the replacement was created, but the old object${oldId ? ` (${oldId.key}=${oldId.value})` : ""} could not be destroyed: ${err instanceof Error ? err.message : String(err)}. It is no longer in the state; remove it by hand.`,
+          );
+        }
         done.remove++;
         return;
       }
