@@ -153,6 +153,30 @@ resource "local_file" "page" {
     expect(p.plan.resource_changes.map((c) => [c.address, c.action])).toEqual([['local_file.page["about"]', "noop"]]);
   });
 
+  it("loads a state written before for_each and modules existed (numeric index_key, no module) and plans no change", async () => {
+    const moduleDir = await writeModule({ "main.tf": `resource "random_pet" "n" {\n  count = 2\n}\n` });
+    const pet = (i: number) => ({ index_key: i, schema_version: 0, attributes: { length: 2, separator: "-", prefix: null, keepers: null, id: `pet-${i}` }, sensitive_attributes: [], dependencies: [] });
+    const old = JSON.parse(
+      JSON.stringify({
+        version: 4,
+        terraform_version: "0.1.0",
+        serial: 3,
+        lineage: "2d3e0c1a-0000-4000-8000-000000000000",
+        outputs: {},
+        resources: [{ mode: "managed", type: "random_pet", name: "n", provider: 'provider["registry.opentofu.org/hashicorp/random"]', instances: [pet(0), pet(1)] }],
+        check_results: null,
+      }),
+    ) as StateV4;
+    const p = await plan({ moduleDir, state: old });
+    expect(p.plan.resource_changes.map((c) => [c.address, c.action, c.index])).toEqual([
+      ["random_pet.n[0]", "noop", 0],
+      ["random_pet.n[1]", "noop", 1],
+    ]);
+    const fewer = await writeModule({ "main.tf": `resource "random_pet" "n" {\n  count = 1\n}\n` });
+    const p2 = await plan({ moduleDir: fewer, state: old });
+    expect(p2.plan.resource_changes.find((c) => c.action === "delete")).toMatchObject({ address: "random_pet.n[1]", action_reason: "delete_because_count_index" });
+  });
+
   it("refuses for_each values it cannot expand, with file:line", async () => {
     const bad = async (body: string) => {
       const moduleDir = await writeModule({ "main.tf": body });
