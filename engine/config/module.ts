@@ -130,7 +130,7 @@ async function collectFiles(bundleRoot: string, dir: string, files: Record<strin
   try {
     const [realRoot, real] = [await realpath(bundleRoot), await realpath(abs)];
     const rel = path.relative(realRoot, real);
-    if (rel.startsWith("..") || path.isAbsolute(rel)) return; // a link out of the bundle: parseModule reports the module as missing
+    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return; // a link out of the bundle: parseModule reports the module as missing
     names = (await readdir(abs)).filter((n) => n.endsWith(".tf")).sort();
   } catch {
     return; // parseModule reports the missing folder with the module block's file:line

@@ -244,3 +244,13 @@ describe("modules: moves and sensitive outputs", () => {
     await expect(plan({ moduleDir: leaky, state: null })).rejects.toThrow(/s\/main\.tf:4: Output refers to sensitive values/);
   });
 });
+
+describe("modules: links", () => {
+  it("a module folder that is a link out of the bundle is not read", async () => {
+    const { symlink } = await import("node:fs/promises");
+    const elsewhere = await writeModule({ "main.tf": `resource "random_pet" "p" {}\n` });
+    const moduleDir = await writeModule({ "main.tf": `module "x" {\n  source = "./linked"\n}\n` });
+    await symlink(elsewhere, path.join(moduleDir, "linked"));
+    await expect(plan({ moduleDir, state: null })).rejects.toThrow(/main\.tf:2: Module not found: module "x" has source "\.\/linked"/);
+  });
+});
