@@ -43,6 +43,16 @@ if (want("unit") || want("e2e")) {
   }
 }
 
+// The CLI suites start hundreds of `planton` processes: bin/planton.mjs runs them from one esbuild
+// bundle (scripts/build-cli.mjs), built here once rather than by the first of them. Should it fail to
+// build, the CLI still runs (through tsx, slowly): that is reported, not hidden.
+if (want("unit") || want("e2e")) {
+  if (!run("CLI bundle", process.execPath, [path.join(root, "scripts/build-cli.mjs")])) {
+    failed++;
+    failures.push("scripts/build-cli.mjs (the planton CLI bundle)");
+  }
+}
+
 if (want("unit") && built) {
   const report = path.join(tmp, "vitest-report.json");
   fs.rmSync(report, { force: true });
