@@ -43,13 +43,13 @@ if (want("unit") || want("e2e")) {
   }
 }
 
-// The CLI suites start hundreds of `planton` processes: bin/planton.mjs runs them from one esbuild
-// bundle (scripts/build-cli.mjs), built here once rather than by the first of them. Should it fail to
-// build, the CLI still runs (through tsx, slowly): that is reported, not hidden.
+// The CLI suites start hundreds of `planton` processes, the job suites dozens of runners: they start
+// from esbuild bundles (scripts/bundles.mjs), built here once rather than by the first of them. Should
+// one fail to build, they still run (through tsx, slowly): that is reported, not hidden.
 if (want("unit") || want("e2e")) {
-  if (!run("CLI bundle", process.execPath, [path.join(root, "scripts/build-cli.mjs")])) {
+  if (!run("CLI and runner bundles", process.execPath, [path.join(root, "scripts/bundles.mjs")])) {
     failed++;
-    failures.push("scripts/build-cli.mjs (the planton CLI bundle)");
+    failures.push("scripts/bundles.mjs (the planton CLI and runner bundles)");
   }
 }
 
