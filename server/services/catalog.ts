@@ -63,7 +63,7 @@ export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
 type ModuleRow = typeof iacModules.$inferSelect;
 
 /** Newest version first in semver order (`1.0.0` above `1.0.0-rc.1`); a version that is not semver sorts below every one that is. */
-function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
+export function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
   const va = semver.valid(a.version);
   const vb = semver.valid(b.version);
   const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });
