@@ -34,16 +34,25 @@ function readBase64(file: File): Promise<string> {
   });
 }
 
-export function RegisterModuleDialog({ onClose, onRegistered }: { onClose: () => void; onRegistered: (v: ModuleVersionView) => void }) {
+export function RegisterModuleDialog({
+  initial,
+  onClose,
+  onRegistered,
+}: {
+  /** A new version of an existing module starts from its name, kind and provisioner. */
+  initial?: { name: string; kind: string; provisioner: (typeof PROVISIONERS)[number] };
+  onClose: () => void;
+  onRegistered: (v: ModuleVersionView) => void;
+}) {
   const org = useOrg();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const kinds = useQuery(trpc.catalog.kinds.queryOptions({ org: org.slug }));
-  const [name, setName] = useState("");
+  const [name, setName] = useState(initial?.name ?? "");
   const [version, setVersion] = useState("");
-  const [kindChoice, setKindChoice] = useState("");
+  const [kindChoice, setKindChoice] = useState(initial?.kind ?? "");
   const [newKind, setNewKind] = useState({ kind: "", title: "", description: "", provider: "" });
-  const [provisioner, setProvisioner] = useState<(typeof PROVISIONERS)[number]>("builtin");
+  const [provisioner, setProvisioner] = useState<(typeof PROVISIONERS)[number]>(initial?.provisioner ?? "builtin");
   const [sourceType, setSourceType] = useState<SourceType>("git");
   const [git, setGit] = useState({ url: "", ref: "", path: "" });
   const [file, setFile] = useState<File | null>(null);
@@ -115,8 +124,8 @@ export function RegisterModuleDialog({ onClose, onRegistered }: { onClose: () =>
     >
       <form onSubmit={submit} noValidate className="space-y-4" aria-label="Register a module version">
         <div className="grid gap-4 sm:grid-cols-2">
-          <TextField label="Name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} error={errors.name} placeholder="team-bucket" autoFocus data-autofocus disabled={busy} />
-          <TextField label="Version" value={version} onChange={(e) => setVersion(e.target.value)} error={errors.version} placeholder="1.0.0" hint="Semantic version: 1.0.0, 2.1.0-rc.1" disabled={busy} />
+          <TextField label="Name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} error={errors.name} placeholder="team-bucket" autoFocus={!initial} data-autofocus={!initial || undefined} disabled={busy} />
+          <TextField label="Version" value={version} onChange={(e) => setVersion(e.target.value)} error={errors.version} placeholder="1.0.0" hint="Semantic version: 1.0.0, 2.1.0-rc.1" autoFocus={!!initial} data-autofocus={initial ? true : undefined} disabled={busy} />
           <SelectField label="Kind" value={kindChoice} onChange={(e) => setKindChoice(e.target.value)} error={creatingKind ? undefined : errors.kind} disabled={busy} hint={creatingKind ? "Its spec fields are derived from the module's variables." : "The catalog kind the module provisions."}>
             <option value="">Choose a kind…</option>
             {kinds.data?.map((k) => (
