@@ -5,6 +5,7 @@ import { and, eq, inArray, or } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { iacModules } from "@/db/schema";
 import type { ModuleRule } from "@/lib/modules";
+import { PlantonError } from "../../errors";
 import { modulesForKind } from "../catalog";
 
 export type ModuleRow = typeof iacModules.$inferSelect;
@@ -44,4 +45,25 @@ export async function componentModules(db: Queryable, orgId: string, comps: { id
     } else out.set(c.id, { pinned: null, ...latest.get(c.kind)! });
   }
   return out;
+}
+
+/** The registered version a component pins (`name@version`), for its kind: the organization's or the platform's; the refusal names what exists. */
+export async function pinnedModule(db: Queryable, orgId: string, kind: string, ref: string): Promise<ModuleRow> {
+  const at = ref.lastIndexOf("@");
+  const [name, version] = [ref.slice(0, at), ref.slice(at + 1)];
+  const forKind = await modulesForKind(db, orgId, kind);
+  const found = forKind.find((m) => m.name === name && m.version === version);
+  if (found) return found;
+  const named = await db.select().from(iacModules).where(and(eq(iacModules.name, name), or(eq(iacModules.scopeKey, orgId), eq(iacModules.scopeKey, "platform"))));
+  const choices = forKind.map(moduleRef).join(", ");
+  const why = named.some((m) => m.version === version)
+    ? `${ref} provisions ${named.find((m) => m.version === version)!.kind}, not ${kind}`
+    : named.length
+      ? `${name} has no version ${version} (it has ${named.map((m) => m.version).join(", ")})`
+      : `no module ${name} is registered`;
+  throw new PlantonError(
+    "BAD_REQUEST",
+    `Nothing was saved: ${why}. ${choices ? `Pick one of ${kind}'s versions (${choices})` : `Register a module for ${kind} first (planton module register --kind ${kind} …)`}, or leave the module out to follow the registry's latest.`,
+    "module",
+  );
 }
