@@ -127,18 +127,18 @@ test("an admin registers a module from a git repository for a kind of the organi
   await page.getByRole("button", { name: "Register module" }).click();
   const dialog = page.getByRole("dialog");
   await dialog.getByLabel("Name", { exact: true }).fill(MODULE);
-  await dialog.getByLabel("Version").fill("1.0.0");
+  await dialog.getByLabel("Version", { exact: true }).fill("1.0.0");
   await dialog.getByLabel("Kind", { exact: true }).selectOption({ label: "A new kind of your own…" });
-  await dialog.getByLabel("Kind name").fill(KIND);
-  await dialog.getByLabel("Title").fill("Team note");
-  await dialog.getByLabel("Provisioner").selectOption("builtin");
-  await dialog.getByLabel("Repository URL").fill(repoUrl);
+  await dialog.getByLabel("Kind name", { exact: true }).fill(KIND);
+  await dialog.getByLabel("Title", { exact: true }).fill("Team note");
+  await dialog.getByLabel("Provisioner", { exact: true }).selectOption("builtin");
+  await dialog.getByLabel("Repository URL", { exact: true }).fill(repoUrl);
   await dialog.getByLabel("Ref", { exact: true }).fill("no-such-branch");
   await dialog.getByRole("button", { name: "Register version" }).click();
   await expect(dialog.getByRole("alert")).toContainText("no-such-branch");
   await expect(dialog.getByLabel("Name", { exact: true })).toHaveValue(MODULE);
-  await expect(dialog.getByLabel("Kind name")).toHaveValue(KIND);
-  await expect(dialog.getByLabel("Repository URL")).toHaveValue(repoUrl);
+  await expect(dialog.getByLabel("Kind name", { exact: true })).toHaveValue(KIND);
+  await expect(dialog.getByLabel("Repository URL", { exact: true })).toHaveValue(repoUrl);
 
   await dialog.getByLabel("Ref", { exact: true }).fill("main");
   await screenshot(page, "module-register");

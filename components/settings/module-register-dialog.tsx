@@ -15,13 +15,15 @@ import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Dialog } from "@/components/ui/dialog";
-import { showFormRefusal } from "@/components/ui/errors";
+import { fieldErrorsOf, showFormRefusal } from "@/components/ui/errors";
 import { Field, SelectField, TextField, controlClass } from "@/components/ui/field";
 import { Spinner } from "@/components/ui/spinner";
 import type { ModuleVersionView } from "./module-ui";
 import { FormAlert } from "./shared";
 
 const NEW_KIND = "__new";
+/** The refusals shown beside a field of this form ("source": the source as a whole, under its inputs). */
+const SHOWN = new Set(["name", "version", "kind", "title", "description", "provider", "provisioner", "source", "source.url", "source.ref", "source.path", "source.fileName", "source.contentBase64"]);
 type SourceType = "git" | "archive";
 
 /** The file as base64, without the data URL's prefix. */
@@ -69,6 +71,9 @@ export function RegisterModuleDialog({
       },
       onError: (err) => {
         showFormRefusal(err, (fe) => setErrors(withFileErrors(fe)), setAlert);
+        // A refusal for a field this form has no place for is shown above the buttons.
+        const stray = Object.entries(fieldErrorsOf(err)).find(([k]) => !SHOWN.has(k));
+        if (stray) setAlert(stray[1]);
       },
     }),
   );
@@ -204,6 +209,11 @@ export function RegisterModuleDialog({
                 className={cn(controlClass(errors["source.file"]), "file:mr-3 file:rounded file:border-0 file:bg-slate-100 file:px-2 file:py-1 file:text-sm file:font-medium file:text-slate-700")}
               />
             </Field>
+          )}
+          {errors.source && (
+            <p id="module-source-error" role="alert" className="text-xs text-rose-600">
+              {errors.source}
+            </p>
           )}
         </fieldset>
 
