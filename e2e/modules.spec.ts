@@ -189,6 +189,7 @@ test("an engineer creates a component of the new kind with the form derived from
 
   // The component names the module its jobs run and the rule that chose it.
   await page.getByRole("link", { name: "standup-note" }).first().click();
+  await page.getByRole("tab", { name: "Configuration" }).click();
   const card = page.getByTestId("component-module");
   await expect(card).toContainText(`${MODULE}@1.0.0`);
   await expect(page.getByTestId("module-rule")).toContainText("the latest in your organization's registry");

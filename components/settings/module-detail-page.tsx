@@ -93,7 +93,7 @@ export function ModuleDetailPage({ name }: { name: string }) {
                   </Link>
                 ),
               },
-              { id: "source", header: "Source", className: "max-w-md", cell: (v) => <SourceCell source={v.source} /> },
+              { id: "source", header: "Source", cell: (v) => <SourceCell source={v.source} /> },
               { id: "provisioner", header: "Provisioner", cell: (v) => v.provisioner },
               { id: "checksum", header: "Checksum", cell: (v) => <Checksum sha={v.sha256} /> },
               {
@@ -101,7 +101,8 @@ export function ModuleDetailPage({ name }: { name: string }) {
                 header: "Registered",
                 cell: (v) => (
                   <span title={new Date(v.createdAt).toLocaleString()}>
-                    {relativeTime(v.createdAt)} <span className="text-slate-500">by {v.registeredBy}</span>
+                    {relativeTime(v.createdAt)}
+                    <span className="block text-xs text-slate-500">by {v.registeredBy}</span>
                   </span>
                 ),
               },
@@ -146,13 +147,13 @@ function VersionDetail({ version: v, isLatest }: { version: ModuleVersionView; i
       <h2 className="flex items-center gap-2 text-lg font-semibold text-slate-900" data-testid="module-version-title">
         {v.name}@{v.version} {isLatest && <Badge tone="green">latest</Badge>}
       </h2>
+      <Card flush title="Inputs" description="The module's variables: the spec fields its components fill in, checked against its validation rules when a component is saved.">
+        {v.inputs.length ? <InputsTable inputs={v.inputs} /> : <EmptyState title="No inputs" description="This module declares no variables: its components have an empty spec." />}
+      </Card>
       <div className="grid gap-6 lg:grid-cols-3">
-        <div className="space-y-6 lg:col-span-2">
-          <Card flush title="Inputs" description="The module's variables: the spec fields its components fill in.">
-            {v.inputs.length ? <InputsTable inputs={v.inputs} /> : <EmptyState title="No inputs" description="This module declares no variables: its components have an empty spec." />}
-          </Card>
-          <Card title="README">{v.readme.trim() ? <SimpleMarkdown source={v.readme} /> : <p className="text-sm text-slate-500">This version has no README.md.</p>}</Card>
-        </div>
+        <Card title="README" className="lg:col-span-2">
+          {v.readme.trim() ? <SimpleMarkdown source={v.readme} /> : <p className="text-sm text-slate-500">This version has no README.md.</p>}
+        </Card>
         <Card title="Source and bundle">
           <dl className="space-y-3 text-sm">
             <Meta label="Source">{s.kind === "git" ? "Git repository" : s.kind === "archive" ? "Uploaded archive" : "Builtin (shipped with Planton)"}</Meta>

@@ -125,13 +125,13 @@ export function RegisterModuleDialog({
       open
       onClose={onClose}
       title="Register a module version"
-      description="The server fetches the source once, stores its files with their SHA-256, and reads its variables. A registered version never changes: a new commit is a new version."
+      description="The server fetches the source once and keeps its files with their SHA-256. A registered version never changes: a new commit is a new version."
     >
       <form onSubmit={submit} noValidate className="space-y-4" aria-label="Register a module version">
         <div className="grid gap-4 sm:grid-cols-2">
           <TextField label="Name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} error={errors.name} placeholder="team-bucket" autoFocus={!initial} data-autofocus={!initial || undefined} disabled={busy} />
-          <TextField label="Version" value={version} onChange={(e) => setVersion(e.target.value)} error={errors.version} placeholder="1.0.0" hint="Semantic version: 1.0.0, 2.1.0-rc.1" autoFocus={!!initial} data-autofocus={initial ? true : undefined} disabled={busy} />
-          <SelectField label="Kind" value={kindChoice} onChange={(e) => setKindChoice(e.target.value)} error={creatingKind ? undefined : errors.kind} disabled={busy} hint={creatingKind ? "Its spec fields are derived from the module's variables." : "The catalog kind the module provisions."}>
+          <TextField label="Version" value={version} onChange={(e) => setVersion(e.target.value)} error={errors.version} placeholder="1.0.0" autoFocus={!!initial} data-autofocus={initial ? true : undefined} disabled={busy} />
+          <SelectField label="Kind" value={kindChoice} onChange={(e) => setKindChoice(e.target.value)} error={creatingKind ? undefined : errors.kind} disabled={busy} hint={creatingKind ? "Its fields come from the module's variables." : undefined}>
             <option value="">Choose a kind…</option>
             {kinds.data?.map((k) => (
               <option key={k.kind} value={k.kind}>
@@ -141,7 +141,7 @@ export function RegisterModuleDialog({
             ))}
             <option value={NEW_KIND}>A new kind of your own…</option>
           </SelectField>
-          <SelectField label="Provisioner" value={provisioner} onChange={(e) => setProvisioner(e.target.value as typeof provisioner)} error={errors.provisioner} disabled={busy} hint="builtin runs in Planton's own engine; tofu, terraform, pulumi need the tool on the runner.">
+          <SelectField label="Provisioner" value={provisioner} onChange={(e) => setProvisioner(e.target.value as typeof provisioner)} error={errors.provisioner} disabled={busy}>
             {PROVISIONERS.map((p) => (
               <option key={p} value={p}>
                 {p}
@@ -156,7 +156,7 @@ export function RegisterModuleDialog({
             <TextField label="Kind name" value={newKind.kind} onChange={(e) => setNewKind({ ...newKind, kind: e.target.value })} error={errors.kind} placeholder="TeamBucket" hint="PascalCase, e.g. TeamBucket" disabled={busy} />
             <TextField label="Title" value={newKind.title} onChange={(e) => setNewKind({ ...newKind, title: e.target.value })} error={errors.title} placeholder="Team bucket" hint="What the create form calls it" disabled={busy} />
             <TextField label="Kind description" value={newKind.description} onChange={(e) => setNewKind({ ...newKind, description: e.target.value })} error={errors.description} placeholder="Optional" disabled={busy} />
-            <SelectField label="Connection provider" value={newKind.provider} onChange={(e) => setNewKind({ ...newKind, provider: e.target.value })} error={errors.provider} disabled={busy} hint="Which connection its components deploy with.">
+            <SelectField label="Connection provider" value={newKind.provider} onChange={(e) => setNewKind({ ...newKind, provider: e.target.value })} error={errors.provider} disabled={busy}>
               <option value="">From the module&apos;s providers</option>
               {Object.entries(CONNECTION_PROVIDERS).map(([id, p]) => (
                 <option key={id} value={id}>
@@ -195,7 +195,7 @@ export function RegisterModuleDialog({
                 <TextField label="Repository URL" value={git.url} onChange={(e) => setGit({ ...git, url: e.target.value })} error={errors["source.url"]} placeholder="https://github.com/acme/modules.git" className="font-mono" disabled={busy} />
               </div>
               <TextField label="Ref" value={git.ref} onChange={(e) => setGit({ ...git, ref: e.target.value })} error={errors["source.ref"]} placeholder="v1.0.0" hint="A branch, tag or commit" className="font-mono" disabled={busy} />
-              <TextField label="Subfolder" value={git.path} onChange={(e) => setGit({ ...git, path: e.target.value })} error={errors["source.path"]} placeholder="modules/bucket" hint="Optional: the module's folder in the repository" className="font-mono" disabled={busy} />
+              <TextField label="Subfolder" value={git.path} onChange={(e) => setGit({ ...git, path: e.target.value })} error={errors["source.path"]} placeholder="optional, e.g. modules/bucket" className="font-mono" disabled={busy} />
             </div>
           ) : (
             <Field label="Archive" htmlFor="module-archive" error={errors["source.file"]} hint={file ? `${file.name}, ${formatBytes(file.size)}` : `A .tar.gz, .tgz or .zip of the module's folder, at most ${formatBytes(MODULE_LIMITS.archiveBytes)}.`}>

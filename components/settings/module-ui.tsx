@@ -28,9 +28,9 @@ export function sourceWords(s: ModuleSourceView): string {
 /** The source with its kind as a badge, for tables. */
 export function SourceCell({ source }: { source: ModuleSourceView }) {
   return (
-    <span className="inline-flex min-w-0 items-center gap-2">
+    <span className="flex max-w-[20rem] items-center gap-2">
       <Badge tone={source.kind === "git" ? "blue" : source.kind === "archive" ? "yellow" : "gray"}>{source.kind === "git" ? "git" : source.kind === "archive" ? "upload" : "builtin"}</Badge>
-      <span className="truncate font-mono text-xs text-slate-600" title={sourceWords(source)}>
+      <span className="min-w-0 truncate font-mono text-xs text-slate-600" title={sourceWords(source)}>
         {sourceWords(source)}
       </span>
     </span>
