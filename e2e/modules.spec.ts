@@ -140,8 +140,9 @@ test("an admin registers a module from a git repository for a kind of the organi
   await expect(dialog.getByLabel("Kind name", { exact: true })).toHaveValue(KIND);
   await expect(dialog.getByLabel("Repository URL", { exact: true })).toHaveValue(repoUrl);
 
-  await dialog.getByLabel("Ref", { exact: true }).fill("main");
   await screenshot(page, "module-register");
+  await dialog.getByLabel("Ref", { exact: true }).fill("main");
+  await expect(dialog.getByRole("alert")).toHaveCount(0);
   await dialog.getByRole("button", { name: "Register version" }).click();
 
   // The new version opens: its source (the commit the ref resolved to), checksum, inputs and README.

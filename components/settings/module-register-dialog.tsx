@@ -61,6 +61,11 @@ export function RegisterModuleDialog({
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [alert, setAlert] = useState<string | null>(null);
   const creatingKind = kindChoice === NEW_KIND;
+  /** An edit to the source clears the refusal of the source that was sent. */
+  const editGit = (patch: Partial<typeof git>) => {
+    setGit({ ...git, ...patch });
+    setErrors(({ source: _s, "source.url": _u, "source.ref": _r, "source.path": _p, ...rest }) => rest);
+  };
 
   const register = useMutation(
     trpc.modules.register.mutationOptions({
@@ -192,10 +197,10 @@ export function RegisterModuleDialog({
           {sourceType === "git" ? (
             <div className="grid gap-4 sm:grid-cols-2">
               <div className="sm:col-span-2">
-                <TextField label="Repository URL" value={git.url} onChange={(e) => setGit({ ...git, url: e.target.value })} error={errors["source.url"]} placeholder="https://github.com/acme/modules.git" className="font-mono" disabled={busy} />
+                <TextField label="Repository URL" value={git.url} onChange={(e) => editGit({ url: e.target.value })} error={errors["source.url"]} placeholder="https://github.com/acme/modules.git" className="font-mono" disabled={busy} />
               </div>
-              <TextField label="Ref" value={git.ref} onChange={(e) => setGit({ ...git, ref: e.target.value })} error={errors["source.ref"]} placeholder="v1.0.0" hint="A branch, tag or commit" className="font-mono" disabled={busy} />
-              <TextField label="Subfolder" value={git.path} onChange={(e) => setGit({ ...git, path: e.target.value })} error={errors["source.path"]} placeholder="optional, e.g. modules/bucket" className="font-mono" disabled={busy} />
+              <TextField label="Ref" value={git.ref} onChange={(e) => editGit({ ref: e.target.value })} error={errors["source.ref"]} placeholder="v1.0.0" hint="A branch, tag or commit" className="font-mono" disabled={busy} />
+              <TextField label="Subfolder" value={git.path} onChange={(e) => editGit({ path: e.target.value })} error={errors["source.path"]} placeholder="optional, e.g. modules/bucket" className="font-mono" disabled={busy} />
             </div>
           ) : (
             <Field label="Archive" htmlFor="module-archive" error={errors["source.file"]} hint={file ? `${file.name}, ${formatBytes(file.size)}` : `A .tar.gz, .tgz or .zip of the module's folder, at most ${formatBytes(MODULE_LIMITS.archiveBytes)}.`}>
