@@ -205,7 +205,7 @@ describe("registering from git", () => {
     );
     expect(await refused(() => register({ name: "fixed", version: "1.1.0", kind: "OtherKind", source: { type: "git", url: repo.url, ref: "main" } }))).toMatch(/module fixed provisions FixedBucket, not OtherKind/);
     expect(await refused(() => register({ name: "static-site", version: "9.0.0", kind: "StaticSite", source: { type: "git", url: repo.url, ref: "main" } }))).toMatch(/static-site is the name of one of the platform's modules/);
-    const err = await t.db
+    const err: any = await t.db
       .update(iacModules)
       .set({ gitCommit: "0".repeat(40) })
       .where(eq(iacModules.id, v.id))
