@@ -21,8 +21,11 @@ export const MODULE_LIMITS = {
   /** One file. */
   fileBytes: 1024 * 1024,
   files: 1000,
-  /** An uploaded archive, compressed (the request carries it base64-encoded). */
-  archiveBytes: 5 * 1024 * 1024,
+  /**
+   * An uploaded archive, compressed: the request carries it base64-encoded, and a request body may be
+   * at most 1 MiB (lib/trpc/limits.ts). A larger module is registered from git.
+   */
+  archiveBytes: 512 * 1024,
   /** How long fetching a git source may take. */
   gitSeconds: 60,
 } as const;

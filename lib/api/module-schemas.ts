@@ -141,7 +141,7 @@ export const archiveSourceBody = z.object({
   contentBase64: z
     .string()
     .min(1, { error: "The archive is empty" })
-    .max(Math.ceil(MODULE_LIMITS.archiveBytes / 3) * 4, { error: `The archive must be at most ${MODULE_LIMITS.archiveBytes / 1024 / 1024} MiB` })
+    .max(Math.ceil(MODULE_LIMITS.archiveBytes / 3) * 4, { error: `The archive must be at most ${MODULE_LIMITS.archiveBytes / 1024} KiB compressed; register a larger module from git` })
     .meta({ description: "The .tar.gz or .zip file, base64-encoded" }),
 });
 

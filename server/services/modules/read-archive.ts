@@ -150,7 +150,7 @@ function readZip(bytes: Buffer, archive: string): ArchiveEntry[] {
 
 /** The files of an uploaded archive, with a single top-level folder stripped (`module/main.tf` → `main.tf`). */
 export function readArchive(fileName: string, bytes: Buffer): ArchiveEntry[] {
-  if (bytes.length > MODULE_LIMITS.archiveBytes) throw new SourceRefusal(`${fileName} is larger than an uploaded module may be (${MODULE_LIMITS.archiveBytes / 1024 / 1024} MiB).`);
+  if (bytes.length > MODULE_LIMITS.archiveBytes) throw new SourceRefusal(`${fileName} is larger than an uploaded module may be (${MODULE_LIMITS.archiveBytes / 1024} KiB compressed). Register a larger module from git.`);
   const entries = /\.zip$/i.test(fileName) ? readZip(bytes, fileName) : readTar(bytes, fileName);
   if (entries.length > MODULE_LIMITS.files) tooMany(fileName);
   const tops = new Set(entries.map((e) => e.path.split("/")[0]));

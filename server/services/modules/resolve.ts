@@ -6,7 +6,7 @@ import type { Queryable } from "@/db/client";
 import { iacModules } from "@/db/schema";
 import type { ModuleRule } from "@/lib/modules";
 import { PlantonError } from "../../errors";
-import { modulesForKind } from "../catalog";
+import { modulesForKind, newestModuleFirst } from "../catalog";
 
 export type ModuleRow = typeof iacModules.$inferSelect;
 
@@ -59,7 +59,7 @@ export async function pinnedModule(db: Queryable, orgId: string, kind: string, r
   const why = named.some((m) => m.version === version)
     ? `${ref} provisions ${named.find((m) => m.version === version)!.kind}, not ${kind}`
     : named.length
-      ? `${name} has no version ${version} (it has ${named.map((m) => m.version).join(", ")})`
+      ? `${name} has no version ${version} (it has ${named.sort(newestModuleFirst).map((m) => m.version).join(", ")})`
       : `no module ${name} is registered`;
   throw new PlantonError(
     "BAD_REQUEST",
