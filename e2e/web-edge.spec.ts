@@ -21,6 +21,8 @@ async function watchForViolations(context: BrowserContext, page: Page) {
 }
 
 test("every page works under the Content-Security-Policy, the xterm log pane included, with no violation", async ({ context, page }) => {
+  // A job, its log pane and every settings page (the Modules pages too), on a machine that may be busy.
+  test.setTimeout(240_000);
   const s = e2eState();
   const problems = await watchForViolations(context, page);
   let largestBatch = 0;
