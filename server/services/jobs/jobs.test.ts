@@ -111,7 +111,7 @@ describe("creating an Infra Job", () => {
     const report = await preflightForKind(t.db, org.actor("viewer"), { kind: "StaticSite", environment: "prod" });
     expect(report.passed).toBe(true);
     expect(report.checks.map((c) => [c.essential, c.passed, c.resolvedTo])).toEqual([
-      ["module", true, "static-site@1.0.0 (builtin, platform registry)"],
+      ["module", true, expect.stringMatching(/^static-site@1\.0\.0 \(builtin, platform registry, sha256 [0-9a-f]{64}\)$/)],
       ["credentials", true, "local-sandbox (local)"],
       ["backend", true, "planton-managed (planton_managed, the organization's default for builtin)"],
       ["runner", true, "a Planton-hosted runner: neither the connection nor the organization names a runner"],
