@@ -42,7 +42,7 @@ describe("string functions", () => {
 
   it("replace, substr and regular expressions (RE2 syntax)", () => {
     expect(ev(`replace("1 + 2 + 3", "+", "-")`)).toBe("1 - 2 - 3");
-    expect(ev(`replace("hello world", "/w(or)ld/", "$1 $$\${1}")`)).toBe("hello or or");
+    expect(ev(`replace("hello world", "/w(or)ld/", "$1 $\${1}")`)).toBe("hello or or");
     expect(ev(`substr("hello world", -5, 3)`)).toBe("wor");
     expect(ev(`regex("[a-z]+", "53453453.345345aaabbbccc23454")`)).toBe("aaabbbccc");
     expect(ev(`regex("(\\\\d\\\\d\\\\d\\\\d)-(\\\\d\\\\d)", "2019-02-01")`)).toEqual(["2019", "02"]);
