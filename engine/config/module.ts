@@ -3,17 +3,18 @@ import path from "node:path";
 import type { Attribute, Block, Body, Expr, SourceRange } from "./ast";
 import { parseFile } from "./parser";
 import { evaluate } from "./evaluate";
+import { convertValue, decodeType, TypeConversionError, type TypeConstraint } from "./types";
 import { ConfigError } from "../errors";
 import type { Value } from "../values";
 
-export type TypeConstraint =
-  | "string"
-  | "number"
-  | "bool"
-  | "any"
-  | { list: TypeConstraint }
-  | { map: TypeConstraint }
-  | { object: Record<string, TypeConstraint> };
+export type { TypeConstraint } from "./types";
+
+/** A variable's `validation` block. */
+export interface VariableValidation {
+  condition: Expr;
+  errorMessage: Expr;
+  range: SourceRange;
+}
 
 export interface VariableConfig {
   name: string;
@@ -21,7 +22,10 @@ export interface VariableConfig {
   default?: Value;
   hasDefault: boolean;
   sensitive: boolean;
+  /** false when the variable sets `nullable = false`: null then means "use the default". */
+  nullable: boolean;
   description: string;
+  validations: VariableValidation[];
   range: SourceRange;
 }
 export interface LocalConfig {
@@ -170,20 +174,42 @@ export function addressOf(expr: Expr): string {
   throw new ConfigError("Invalid address: expected a resource address such as random_pet.name", expr.range);
 }
 
-function decodeType(expr: Expr): TypeConstraint {
-  if (expr.kind === "scope" && expr.steps.length === 0 && ["string", "number", "bool", "any"].includes(expr.root)) {
-    return expr.root as TypeConstraint;
-  }
-  if (expr.kind === "call" && expr.args.length === 1) {
-    if (["list", "set", "tuple"].includes(expr.name)) return { list: decodeType(expr.args[0]!) };
-    if (expr.name === "map") return { map: decodeType(expr.args[0]!) };
-    if (expr.name === "object" && expr.args[0]!.kind === "object") {
-      const fields: Record<string, TypeConstraint> = {};
-      for (const item of expr.args[0].items) fields[String(evaluate(item.key, NO_SCOPE))] = decodeType(item.value);
-      return { object: fields };
+function decodeVariable(block: Block): VariableConfig {
+  const body = block.body;
+  const name = block.labels[0]!;
+  const def = attr(body, "default");
+  const typeAttr = attr(body, "type");
+  const type = typeAttr ? decodeType(typeAttr.expr, (e) => evaluate(e, NO_SCOPE)) : "any";
+  let defaultValue = def ? literal(def) : undefined;
+  if (def && defaultValue !== null) {
+    try {
+      defaultValue = convertValue(defaultValue!, type);
+    } catch (e) {
+      if (!(e instanceof TypeConversionError)) throw e;
+      throw new ConfigError("Invalid default value for variable", def.range, `This default value is not compatible with the variable's type constraint: ${e.message}.`);
     }
   }
-  throw new ConfigError("Invalid type specification: use string, number, bool, any, list(T), map(T) or object({...})", expr.range);
+  const nullableAttr = attr(body, "nullable");
+  const validations = body.blocks.map((b): VariableValidation => {
+    onlyAttrs(b, ["condition", "error_message"]);
+    const condition = attr(b.body, "condition");
+    const message = attr(b.body, "error_message");
+    if (!condition || !message) {
+      throw new ConfigError(`Missing required argument: a validation block needs both condition and error_message`, b.range);
+    }
+    return { condition: condition.expr, errorMessage: message.expr, range: b.range };
+  });
+  return {
+    name,
+    type,
+    default: defaultValue,
+    hasDefault: def !== undefined,
+    sensitive: literalBool(attr(body, "sensitive")),
+    nullable: nullableAttr ? literalBool(nullableAttr) : true,
+    description: String(literal(attr(body, "description")) ?? ""),
+    validations,
+    range: block.range,
+  };
 }
 
 function decodeBlock(mod: Module, block: Block): void {
@@ -197,17 +223,7 @@ function decodeBlock(mod: Module, block: Block): void {
       onlyAttrs(block, ["type", "default", "sensitive", "description", "nullable"], ["validation"]);
       const name = block.labels[0]!;
       if (mod.variables.has(name)) throw new ConfigError(`Duplicate variable declaration: a variable named "${name}" was already declared`, block.range);
-      const def = attr(body, "default");
-      const typeAttr = attr(body, "type");
-      mod.variables.set(name, {
-        name,
-        type: typeAttr ? decodeType(typeAttr.expr) : "any",
-        default: def ? literal(def) : undefined,
-        hasDefault: def !== undefined,
-        sensitive: literalBool(attr(body, "sensitive")),
-        description: String(literal(attr(body, "description")) ?? ""),
-        range: block.range,
-      });
+      mod.variables.set(name, decodeVariable(block));
       return;
     }
     case "locals":
@@ -301,35 +317,10 @@ function decodeBlock(mod: Module, block: Block): void {
 
 /** Converts a variable value to its declared type, as OpenTofu does for -var values. */
 export function convertToType(v: Value, t: TypeConstraint, where: string): Value {
-  if (v === null || t === "any") return v;
-  const bad = (want: string): never => {
-    throw new Error(`Invalid value for variable: ${where} must be ${want}, got ${JSON.stringify(v)}`);
-  };
-  if (t === "string") {
-    if (typeof v === "string") return v;
-    if (typeof v === "number" || typeof v === "boolean") return String(v);
-    return bad("a string");
+  try {
+    return convertValue(v, t);
+  } catch (e) {
+    if (!(e instanceof TypeConversionError)) throw e;
+    throw new Error(`Invalid value for input variable: the given value is not suitable for ${where}: ${e.message}`);
   }
-  if (t === "number") {
-    if (typeof v === "number") return v;
-    if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Number(v);
-    return bad("a number");
-  }
-  if (t === "bool") {
-    if (typeof v === "boolean") return v;
-    if (v === "true" || v === "false") return v === "true";
-    return bad("a bool");
-  }
-  if ("list" in t) {
-    if (!Array.isArray(v)) return bad("a list");
-    return v.map((x, i) => convertToType(x, t.list, `${where}[${i}]`));
-  }
-  if (typeof v !== "object" || Array.isArray(v)) return bad(`a ${"map" in t ? "map" : "object"}`);
-  const out: Record<string, Value> = {};
-  if ("map" in t) {
-    for (const [k, x] of Object.entries(v)) out[k] = convertToType(x, t.map, `${where}.${k}`);
-    return out;
-  }
-  for (const [k, ft] of Object.entries(t.object)) out[k] = convertToType((v as Record<string, Value>)[k] ?? null, ft, `${where}.${k}`);
-  return out;
 }

@@ -1,6 +1,7 @@
 import type { Expr, SourceRange } from "../config/ast";
-import { evaluate, references, type EvalScope } from "../config/evaluate";
-import { convertToType, loadModule, type Module, type ResourceConfig } from "../config/module";
+import { evaluate, evaluateMarked, references, type EvalScope } from "../config/evaluate";
+import { loadModule, type Module, type ResourceConfig } from "../config/module";
+import { variableValue } from "../config/variables";
 import { ConfigError, EngineError } from "../errors";
 import { Graph } from "../graph/graph";
 import type { ResourceSchema } from "../providers/provider";
@@ -51,14 +52,8 @@ function checkVariables(mod: Module, given: Record<string, Value>, warnings: Dia
   const out: Record<string, Value> = {};
   const missing: string[] = [];
   for (const v of mod.variables.values()) {
-    if (given[v.name] !== undefined) {
-      try {
-        out[v.name] = convertToType(given[v.name]!, v.type, `var.${v.name}`);
-      } catch (e) {
-        throw new ConfigError((e as Error).message, v.range, `Set spec.${v.name} on the component to a value of the declared type, then run the job again.`);
-      }
-    } else if (v.hasDefault) out[v.name] = v.default ?? null;
-    else missing.push(v.name);
+    if (given[v.name] === undefined && !v.hasDefault) missing.push(v.name);
+    else out[v.name] = variableValue(v, given[v.name], mod.files);
   }
   if (missing.length) {
     const v = mod.variables.get(missing[0]!)!;
@@ -197,9 +192,17 @@ function buildGraph(mod: Module): Graph {
 
 /** Resolves var/local/resource references; `resourceValue` supplies instance attributes by address. */
 export function makeScope(ctx: OperationContext, resourceValue: (addr: string) => Attrs | undefined, countIndex?: number): EvalScope {
+  // A local is evaluated once per scope, with its sensitivity marks.
+  const locals = new Map<string, { value: Value; marks: Value }>();
+  const localMarked = (name: string) => {
+    if (!locals.has(name)) locals.set(name, evaluateMarked(ctx.mod.locals.get(name)!.expr, { ...scope, countIndex: undefined }));
+    return locals.get(name)!;
+  };
   const scope: EvalScope = {
     variable: (name) => ctx.variables[name] ?? null,
-    local: (name) => evaluate(ctx.mod.locals.get(name)!.expr, { ...scope, countIndex: undefined }),
+    local: (name) => localMarked(name).value,
+    marks: (addr) => referenceMarks(ctx, addr, localMarked, scope),
+    files: ctx.mod.files,
     resource: (type, name) => {
       const r = ctx.mod.resources.get(`${type}.${name}`)!;
       if (r.count) {
@@ -213,6 +216,28 @@ export function makeScope(ctx: OperationContext, resourceValue: (addr: string) =
     countIndex,
   };
   return scope;
+}
+
+/** Which parts of a referenced object are sensitive: a sensitive variable, a local derived from one, a resource's sensitive attributes. */
+function referenceMarks(ctx: OperationContext, addr: string, local: (name: string) => { marks: Value }, scope: EvalScope): Value {
+  const [root, name] = addr.split(".") as [string, string];
+  if (root === "var") return ctx.mod.variables.get(name)?.sensitive ?? false;
+  if (root === "local") return ctx.mod.locals.has(name) ? local(name).marks : false;
+  const r = ctx.mod.resources.get(addr);
+  const schema = r && ctx.providers.forType(r.type)?.resource;
+  if (!r || !schema) return false;
+  const mask = sensitiveMask(schema);
+  return r.count ? Array.from({ length: Math.max(0, evaluateCount(ctx, r, scope)) }, () => mask) : mask;
+}
+
+/** The resource arguments whose values derive from sensitive values, as `{ name: marks }` (empty when none). */
+export function configMarks(r: ResourceConfig, scope: EvalScope): Attrs {
+  const out: Attrs = {};
+  for (const a of r.attributes) {
+    const { marks } = evaluateMarked(a.expr, scope);
+    if (marks !== false) out[a.name] = marks;
+  }
+  return out;
 }
 
 export function evaluateCount(ctx: OperationContext, r: ResourceConfig, scope: EvalScope): number {

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { DELETE_PROTECTION, protectedDeleteMessage, protectedReplaceMessage } from "../../lib/delete-protection";
-import { evaluate } from "../config/evaluate";
+import { evaluate, evaluateMarked } from "../config/evaluate";
 import { loadModule, type ResourceConfig } from "../config/module";
-import { EngineError } from "../errors";
+import { ConfigError, EngineError } from "../errors";
 import { Graph, walk } from "../graph/graph";
 import { providerAddress } from "../providers/provider";
 import { cloneState, emptyState, listInstances, parseInstanceAddress, setInstance } from "../state/state";
@@ -10,7 +10,7 @@ import type { ChangeAction, ChangeSummary, EngineOptions, OutputChange, PlanRequ
 import { Ui } from "../ui-messages";
 import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, type Attrs, type Value } from "../values";
 import { ENGINE_VERSION } from "../version";
-import { evaluateResourceConfig, instanceAddresses, makeScope, prepare, reportFailure, sensitiveMask, type OperationContext } from "./context";
+import { configMarks, evaluateResourceConfig, instanceAddresses, makeScope, prepare, reportFailure, sensitiveMask, type OperationContext } from "./context";
 import { refreshInPlace } from "./refresh";
 
 /** SHA-256 hex of a saved plan's canonical bytes. */
@@ -85,11 +85,13 @@ interface Pending {
   previous?: string;
   importId?: string;
   dependsOn: string[];
+  /** Arguments whose values derive from sensitive values (see configMarks). */
+  configMarks?: Attrs;
 }
 
 function toResourceChange(ctx: OperationContext, p: Pending): ResourceChange {
   const schema = ctx.providers.forType(p.type)?.resource;
-  const mask = schema ? sensitiveMask(schema) : {};
+  const mask = { ...(schema ? sensitiveMask(schema) : {}), ...p.configMarks };
   const after = p.after === null ? { known: null, unknown: false as Value } : splitUnknowns(p.after);
   return {
     address: p.address,
@@ -253,7 +255,14 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
       if (had) outputChanges[o.name] = { actions: ["delete"], before, after: null, after_unknown: false, sensitive: o.sensitive };
       continue;
     }
-    const v = evaluate(o.expr, valueScope);
+    const { value: v, marks } = evaluateMarked(o.expr, valueScope);
+    if (marks !== false && !o.sensitive) {
+      throw new ConfigError(
+        `Output refers to sensitive values: output "${o.name}" shows a value derived from a sensitive value`,
+        o.range,
+        `Add sensitive = true to output "${o.name}" so its value is redacted in logs and the console, or wrap the value in nonsensitive() if it reveals nothing secret.`,
+      );
+    }
     const unknown = containsUnknown(v);
     const after = unknown ? null : v;
     const action = !had ? "create" : unknown || !deepEqual(before, after) ? "update" : "no-op";
@@ -320,6 +329,7 @@ async function planInstance(
   const imported = imports.get(inst.address);
   const prior = existing?.instance.attributes ?? imported?.attrs ?? null;
   const config = evaluateResourceConfig(ctx, r, p.resource, scope);
+  const marks = configMarks(r, scope);
   const resp = await p.provider.plan({ address: inst.address, type: r.type, prior, config });
   let action: ChangeAction;
   if (!prior) action = "create";
@@ -342,6 +352,7 @@ async function planInstance(
     previous: movedFrom.get(inst.address),
     importId: imported?.id,
     dependsOn: ctx.resourceDeps.get(r.address)!,
+    configMarks: marks,
   };
 }
 
