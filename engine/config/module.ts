@@ -1,8 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
 import type { Attribute, Block, Body, Expr, SourceRange } from "./ast";
 import { parseFile } from "./parser";
 import { evaluate } from "./evaluate";
+import { configFileNames, readModuleFiles } from "./module-files";
 import { convertValue, decodeType, TypeConversionError, type TypeConstraint } from "./types";
 import { ConfigError } from "../errors";
 import type { Value } from "../values";
@@ -80,15 +79,13 @@ export interface Module {
 }
 
 export async function loadModule(moduleDir: string): Promise<Module> {
-  let names: string[];
+  let files: Record<string, string>;
   try {
-    names = (await readdir(moduleDir)).filter((n) => n.endsWith(".tf")).sort();
+    files = await readModuleFiles(moduleDir);
   } catch (e) {
     throw new ConfigError(`Module directory ${moduleDir} cannot be read: ${(e as Error).message}`);
   }
-  if (names.length === 0) throw new ConfigError(`No configuration files: ${moduleDir} has no *.tf files; point the component at a module folder`);
-  const files: Record<string, string> = {};
-  for (const n of names) files[n] = await readFile(path.join(moduleDir, n), "utf8");
+  if (configFileNames(files).length === 0) throw new ConfigError(`No configuration files: ${moduleDir} has no *.tf files; point the component at a module folder`);
   return parseModule(files);
 }
 
@@ -104,7 +101,7 @@ export function parseModule(files: Record<string, string>): Module {
     imports: [],
     removed: [],
   };
-  for (const name of Object.keys(files).sort()) {
+  for (const name of configFileNames(files)) {
     const body = parseFile(files[name]!, name);
     if (body.attributes.length > 0) {
       const a = body.attributes[0]!;
