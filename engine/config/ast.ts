@@ -50,6 +50,8 @@ export interface Attribute {
   name: string;
   expr: Expr;
   range: SourceRange;
+  /** Where the expression ends (the start of the newline, "}" or end of file after it), to quote its source. */
+  end?: SourceRange;
 }
 
 export interface Block {

@@ -171,7 +171,7 @@ export function addressOf(expr: Expr): string {
   throw new ConfigError("Invalid address: expected a resource address such as random_pet.name", expr.range);
 }
 
-function decodeVariable(block: Block): VariableConfig {
+export function decodeVariable(block: Block): VariableConfig {
   const body = block.body;
   const name = block.labels[0]!;
   const def = attr(body, "default");

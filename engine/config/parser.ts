@@ -103,7 +103,7 @@ class Parser {
         if (body.attributes.some((a) => a.name === t.value)) {
           this.fail(`Duplicate argument "${t.value}": an argument can be set only once in a block`, t.range);
         }
-        body.attributes.push({ name: t.value, expr, range: t.range } satisfies Attribute);
+        body.attributes.push({ name: t.value, expr, range: t.range, end: this.peek().range } satisfies Attribute);
         this.endOfItem();
         continue;
       }

@@ -2,6 +2,7 @@
 // converts input values: primitives convert between each other where the text allows, objects
 // drop attributes they do not declare, optional attributes take their defaults.
 import type { Expr } from "./ast";
+import { toSet } from "./function-args";
 import { ConfigError } from "../errors";
 import { isObject, isUnknown, type Value } from "../values";
 
@@ -106,8 +107,7 @@ export function convertValue(v: Value, t: TypeConstraint, path = ""): Value {
     const elem = "list" in t ? t.list : t.set;
     if (!Array.isArray(v)) return fail(`${describeType(t)} required`);
     const out = v.map((x, i) => convertValue(x, elem, `${path}element ${i}: `));
-    if ("list" in t) return out;
-    return out.filter((x, i) => out.findIndex((y) => JSON.stringify(y) === JSON.stringify(x)) === i);
+    return "list" in t ? out : toSet(out);
   }
   if ("tuple" in t) {
     if (!Array.isArray(v)) return fail("tuple required");

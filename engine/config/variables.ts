@@ -10,26 +10,26 @@ import { containsUnknown, type Value } from "../values";
 
 const at = (r: SourceRange) => `${r.file}:${r.line}`;
 
-/** The variable's value converted to its type; throws a ConfigError (conversion or null). */
-export function convertVariable(v: VariableConfig, value: Value): Value {
+/** The variable's value converted to its type; throws a ConfigError (conversion or null). `fix`: say how a job's spec fixes it. */
+export function convertVariable(v: VariableConfig, value: Value, fix = true): Value {
   if (value === null) {
     if (v.nullable) return null;
     throw new ConfigError(
       "Invalid value for input variable",
       v.range,
-      `The given value is not suitable for var.${v.name} declared at ${at(v.range)}: a null value is not allowed, because the variable sets nullable = false. Set spec.${v.name} on the component to a value, then run the job again.`,
+      `The given value is not suitable for var.${v.name} declared at ${at(v.range)}: a null value is not allowed, because the variable sets nullable = false.${fix ? ` Set spec.${v.name} on the component to a value, then run the job again.` : ""}`,
     );
   }
   try {
     return convertValue(value, v.type);
   } catch (e) {
     if (!(e instanceof TypeConversionError)) throw e;
-    throw new ConfigError("Invalid value for input variable", v.range, `The given value is not suitable for var.${v.name} declared at ${at(v.range)}: ${e.message}. Set spec.${v.name} on the component to a value of the declared type, then run the job again.`);
+    throw new ConfigError("Invalid value for input variable", v.range, `The given value is not suitable for var.${v.name} declared at ${at(v.range)}: ${e.message}.${fix ? ` Set spec.${v.name} on the component to a value of the declared type, then run the job again.` : ""}`);
   }
 }
 
 /** Every validation block the value fails, each as a ConfigError at its condition's line. */
-export function validationErrors(v: VariableConfig, value: Value, files?: Record<string, string>): ConfigError[] {
+export function validationErrors(v: VariableConfig, value: Value, files?: Record<string, string>, fix = true): ConfigError[] {
   const refuse = (what: string) => (_n: string, r: SourceRange): never => {
     throw new ConfigError(
       "Invalid reference in variable validation",
@@ -56,7 +56,7 @@ export function validationErrors(v: VariableConfig, value: Value, files?: Record
     } catch {
       message = "The value is not valid (its error_message could not be evaluated).";
     }
-    errors.push(new ConfigError("Invalid value for variable", rule.condition.range, `${message}\n\nThis was checked by the validation rule at ${at(rule.range)} for var.${v.name}. Nothing ran: set spec.${v.name} on the component to a value the rule accepts, then run the job again.`));
+    errors.push(new ConfigError("Invalid value for variable", rule.condition.range, `${message}\n\nThis was checked by the validation rule at ${at(rule.range)} for var.${v.name}.${fix ? ` Nothing ran: set spec.${v.name} on the component to a value the rule accepts, then run the job again.` : ""}`));
   }
   return errors;
 }
