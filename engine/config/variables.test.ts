@@ -70,7 +70,7 @@ describe("moduleInputs", () => {
     expect(inputs[2]).toMatchObject({ sensitive: true, nullable: false, default: "changeme" });
     expect(inputs[3]).toMatchObject({ type: "set(string)", kind: "list", default: ["a", "b"] });
     expect(inputs[4]).toMatchObject({ type: "object({ domain = string, https = optional(bool, true), ports = optional(list(number)) })", kind: "object", default: { domain: "example.com", https: true, ports: null } });
-    expect(inputs[5]).toMatchObject({ type: "any", kind: "any", required: true, source: "variables.tf:38" });
+    expect(inputs[5]).toMatchObject({ type: "any", kind: "any", required: true, source: "variables.tf:40" });
   });
 });
 
