@@ -13,7 +13,10 @@ export async function tempDir(prefix = "planton-engine-"): Promise<string> {
 export async function writeModule(files: Record<string, string>): Promise<string> {
   const dir = await tempDir("planton-module-");
   await mkdir(dir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), text);
+  }
   return dir;
 }
 
