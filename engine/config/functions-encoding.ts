@@ -179,7 +179,7 @@ export const ENCODING_FUNCTIONS: Record<string, Fn> = {
   ...Object.fromEntries(HASHES.map(([name, algo, enc]) => [`file${name}`, { params: ["path"], call: ([p], ctx) => hashOf(algo, enc)(moduleFile(ctx, str(p!, "path"))) } satisfies Fn])),
   uuid: refused("uuid", "it returns a different value on every run, so no plan would ever be up to date; use a random_id resource, whose value stays in the state."),
   bcrypt: refused("bcrypt", "it returns a different hash on every run, so no plan would ever be up to date; hash the value outside the module."),
-  timestamp: refused("timestamp", "it returns a different value on every run, so no plan would ever be up to date; use a time_static resource."),
+  timestamp: refused("timestamp", "it returns a different value on every run, so no plan would ever be up to date; pass the time in as a variable."),
   file: { params: ["path"], call: ([p], ctx) => moduleFile(ctx, str(p!, "path")) },
   filebase64: { params: ["path"], call: ([p], ctx) => Buffer.from(moduleFile(ctx, str(p!, "path")), "utf8").toString("base64") },
   fileexists: {

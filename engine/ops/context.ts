@@ -156,6 +156,10 @@ function childExprs(e: Expr): Expr[] {
       return [e.left, e.right];
     case "conditional":
       return [e.cond, e.then, e.else];
+    case "for":
+      return [e.collection, e.key, e.value, e.cond].filter((x): x is Expr => x !== undefined);
+    case "templateJoin":
+      return [e.items];
     default:
       return [];
   }
