@@ -198,8 +198,8 @@ function ev(expr: Expr, scope: EvalScope): Marked {
       return forExpr(expr, scope);
     case "templateJoin": {
       const r = forExpr(expr.items, scope);
-      if (isUnknown(r.v)) return r;
-      return { v: (r.v as Value[]).map((x) => (isUnknown(x) ? "" : toStringValue(x))).join(""), m: whole(r.m) };
+      if (containsUnknown(r.v)) return { v: U, m: whole(r.m) };
+      return { v: (r.v as Value[]).map((x) => toStringValue(x)).join(""), m: whole(r.m) };
     }
   }
 }

@@ -57,6 +57,11 @@ describe("for expressions", () => {
 
   it("are unknown when their collection is", () => {
     expect(isUnknown(ev(`[for x in random_id.r.list : x]`))).toBe(true);
+    expect(isUnknown(ev(`"%{ for x in var.xs }\${random_id.r.hex}%{ endfor }"`))).toBe(true);
+  });
+
+  it("an object key named for is still a key", () => {
+    expect(ev(`{ for = 1 }`)).toEqual({ for: 1 });
   });
 
   it("their iterator names are not references", () => {

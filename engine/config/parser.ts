@@ -266,7 +266,7 @@ class Parser {
     this.nesting = 0;
     this.skipNewlines();
     const first = this.peek();
-    if (first.kind === "ident" && first.value === "for") {
+    if (first.kind === "ident" && first.value === "for" && !this.isPunct("=", 1) && !this.isPunct(":", 1)) {
       this.nesting = 1;
       const e = this.forExpr(range, true);
       this.nesting = saved;
