@@ -119,6 +119,11 @@ describe("variable blocks", () => {
     expect(() => parseModule({ "v.tf": `variable "n" {\n  type = optional(string)\n}\n` })).toThrow(/optional\(\) is allowed only for an attribute of an object type/);
   });
 
+  it("an error_message that shows a sensitive value is not displayed", () => {
+    const f = { "v.tf": `variable "pw" {\n  sensitive = true\n  validation {\n    condition     = length(var.pw) > 8\n    error_message = "\${var.pw} is too short."\n  }\n}\n` };
+    expect(checkVariableValue(f, "pw", "abc")[0]).toMatch(/^v\.tf:4: Invalid value for variable\nThe error message included a sensitive value, so it will not be displayed\./);
+  });
+
   it("a validation may refer only to its own variable", () => {
     const f = { "v.tf": `variable "a" {\n  validation {\n    condition     = var.b > 1\n    error_message = "No."\n  }\n}\nvariable "b" {}\n` };
     expect(checkVariableValue(f, "a", 1)).toEqual([

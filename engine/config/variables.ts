@@ -2,7 +2,7 @@
 // type, refused when null for a `nullable = false` variable, then checked by every validation
 // block — before anything runs, in OpenTofu's words.
 import type { SourceRange } from "./ast";
-import { evaluate, type EvalScope } from "./evaluate";
+import { evaluate, evaluateMarked, type EvalScope } from "./evaluate";
 import type { VariableConfig } from "./module";
 import { convertValue, TypeConversionError } from "./types";
 import { ConfigError } from "../errors";
@@ -52,7 +52,8 @@ export function validationErrors(v: VariableConfig, value: Value, files?: Record
     if (ok) continue;
     let message: string;
     try {
-      message = String(evaluate(rule.errorMessage, scope));
+      const shown = evaluateMarked(rule.errorMessage, { ...scope, marks: (addr) => addr === `var.${v.name}` && v.sensitive });
+      message = shown.marks === false ? String(shown.value) : "The error message included a sensitive value, so it will not be displayed.";
     } catch {
       message = "The value is not valid (its error_message could not be evaluated).";
     }
