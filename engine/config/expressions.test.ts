@@ -129,6 +129,7 @@ describe("template directives", () => {
 
   it("an escaped %%{ is text", () => {
     expect(ev(`"%%{ if }"`)).toBe("%{ if }");
+    expect(parseExpression(`"a$\${b} %%{c}"`)).toMatchObject({ kind: "literal", value: "a${b} %{c}" });
   });
 
   it("unbalanced directives name the line", () => {

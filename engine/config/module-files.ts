@@ -7,13 +7,14 @@ import path from "node:path";
 const MAX_FILES = 2000;
 const MAX_FILE_BYTES = 1024 * 1024;
 
-/** Reads a module folder; hidden entries (.terraform, .git), symbolic links, large and non-UTF-8 files are left out. */
+/** Reads a module folder; hidden entries (.terraform, .git), state and plan files, symbolic links, large and non-UTF-8 files are left out. */
 export async function readModuleFiles(dir: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   let count = 0;
   const walk = async (rel: string): Promise<void> => {
     for (const name of (await readdir(path.join(dir, rel))).sort()) {
-      if (name.startsWith(".") || count >= MAX_FILES) continue;
+      // State and plan files may sit beside a module on a laptop; they are never part of it, and may hold secrets.
+      if (name.startsWith(".") || /\.tfstate(\.backup)?$|\.tfplan$/.test(name) || count >= MAX_FILES) continue;
       const relPath = rel ? `${rel}/${name}` : name;
       const st = await lstat(path.join(dir, relPath));
       if (st.isDirectory()) await walk(relPath);

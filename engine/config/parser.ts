@@ -384,7 +384,9 @@ function templateExpr(raw: TemplatePart[], range: SourceRange): Expr {
     while (i < parts.length) {
       const p = parts[i++]!;
       if (p.kind === "text") {
-        if (p.value) items.push(p.value);
+        const last = items.length - 1;
+        if (typeof items[last] === "string") items[last] += p.value;
+        else if (p.value) items.push(p.value);
         continue;
       }
       const sub = new Parser(p.tokens).withNesting(1);

@@ -2,6 +2,7 @@ import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apply, plan, reviewPlan } from "../index";
+import { loadModule } from "../config/module";
 import { SENSITIVE_VALUE } from "../../lib/secrets";
 import { collector, tempDir, writeModule } from "./helpers";
 
@@ -137,5 +138,11 @@ describe("a user-written module on the builtin engine", () => {
     await expect(plan({ moduleDir, state: null, providerConfig: { local: { root: await tempDir() } }, variables: { site: { name: "docs" }, db_password: PASSWORD } })).rejects.toThrow(
       /^leak\.tf:1: Output refers to sensitive values: output "leak" shows a value derived from a sensitive value/,
     );
+  });
+
+  it("loads the module's own files for file() and templatefile(), leaving out hidden folders and state files", async () => {
+    const dir = await writeModule({ "main.tf": "", "data/a.json": "{}", ".terraform/x.tf": "", "terraform.tfstate": "{}", "sub/inner.tf": "not parsed here {" });
+    const mod = await loadModule(dir);
+    expect(Object.keys(mod.files).sort()).toEqual(["data/a.json", "main.tf", "sub/inner.tf"]);
   });
 });
