@@ -212,9 +212,11 @@ function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): s
       if (e.root === "var" && mod.variables.get(first.name)?.sensitive) found.push(`var.${first.name}`);
       if (e.root === "module") {
         const outputs = mod.modules.get(first.name)?.module.outputs;
+        // Only a named output is judged here; what a whole module.NAME shows (say, through a for
+        // expression that picks one output) is judged exactly when the plan evaluates it.
         const named = rest.find((s) => s.kind === "attr");
-        const shown = named?.kind === "attr" ? [outputs?.get(named.name)] : [...(outputs?.values() ?? [])];
-        for (const o of shown) if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
+        const o = named?.kind === "attr" ? outputs?.get(named.name) : undefined;
+        if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
         return;
       }
       const isData = e.root === "data" && rest[0]?.kind === "attr";

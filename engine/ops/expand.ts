@@ -278,12 +278,19 @@ export function makeScope(ctx: OperationContext, values: Values, mi: ModuleInsta
   return scope;
 }
 
-/** Every module instance below the root, parents first. */
-export function childModuleInstances(ctx: OperationContext, values: Values): ModuleInstance[] {
+/** Every module instance below the root, parents first; `tolerant`: leave out calls that cannot be expanded yet. */
+export function childModuleInstances(ctx: OperationContext, values: Values, tolerant = false): ModuleInstance[] {
   const out: ModuleInstance[] = [];
   const visit = (mi: ModuleInstance) => {
     for (const call of mi.config.modules.values()) {
-      for (const child of childInstances(ctx, mi, call, values)) {
+      let children: ModuleInstance[];
+      try {
+        children = childInstances(ctx, mi, call, values);
+      } catch (e) {
+        if (tolerant) continue;
+        throw e;
+      }
+      for (const child of children) {
         out.push(child);
         visit(child);
       }
@@ -293,12 +300,24 @@ export function childModuleInstances(ctx: OperationContext, values: Values): Mod
   return out;
 }
 
-/** Evaluates every variable (type conversion, validation) and output (sensitivity) of every called module instance. */
-export function checkModuleInstances(ctx: OperationContext, values: Values): void {
-  for (const mi of childModuleInstances(ctx, values)) {
+const isVariableError = (e: unknown) => e instanceof ConfigError && /^Invalid value for (input )?variable/.test(e.diagnostics[0]?.summary ?? "");
+
+/**
+ * Evaluates every variable (type conversion, validation) of every called module instance, and with
+ * `outputs` every output (sensitivity). `early`: before any resource is planned, when resource values
+ * are not known yet; only the variables' own refusals are reported then, the rest waits for the walk.
+ */
+export function checkModuleInstances(ctx: OperationContext, values: Values, opts: { outputs: boolean; early?: boolean }): void {
+  for (const mi of childModuleInstances(ctx, values, opts.early)) {
     const scope = makeScope(ctx, values, mi);
-    for (const v of mi.config.variables.values()) scope.variable(v.name, v.range);
-    for (const o of mi.config.outputs.values()) outputMarked(o, scope);
+    for (const v of mi.config.variables.values()) {
+      try {
+        scope.variable(v.name, v.range);
+      } catch (e) {
+        if (!opts.early || isVariableError(e)) throw e;
+      }
+    }
+    if (opts.outputs) for (const o of mi.config.outputs.values()) outputMarked(o, scope);
   }
 }
 

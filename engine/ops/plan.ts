@@ -159,6 +159,8 @@ const continues = (addr: string, from: string) => addr === from || addr.startsWi
 
 async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanRequest): Promise<PlanResult> {
   const { mod, ui } = ctx;
+  // A called module's variable that its type or validation refuses stops the plan before anything is read.
+  if (!req.destroy) checkModuleInstances(ctx, () => undefined, { outputs: false, early: true });
   const prior = opts.state;
   const refreshed = prior ? cloneState(prior) : emptyState();
   const doRefresh = req.refresh !== false;
@@ -292,7 +294,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     .map((c) => (protectDeletes ? protect(c) : c));
 
   // Called modules' variables are converted and validated, and their outputs checked, even where nothing refers to them.
-  if (!req.destroy) checkModuleInstances(ctx, (a) => planned.get(a));
+  if (!req.destroy) checkModuleInstances(ctx, (a) => planned.get(a), { outputs: true });
   const outputChanges: Record<string, OutputChange> = {};
   const valueScope = makeScope(ctx, (a) => planned.get(a));
   for (const o of [...mod.outputs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
