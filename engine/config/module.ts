@@ -531,13 +531,3 @@ function decodeModuleCall(block: Block, dir: string, files: Record<string, strin
     module: parseModuleAt(files, childDir, callers),
   };
 }
-
-/** Converts a variable value to its declared type, as OpenTofu does for -var values. */
-export function convertToType(v: Value, t: TypeConstraint, where: string): Value {
-  try {
-    return convertValue(v, t);
-  } catch (e) {
-    if (!(e instanceof TypeConversionError)) throw e;
-    throw new Error(`Invalid value for input variable: the given value is not suitable for ${where}: ${e.message}`);
-  }
-}

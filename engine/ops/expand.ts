@@ -83,7 +83,7 @@ export function repetitions(block: { count?: Expr; forEach?: Expr }, scope: Eval
     const { value: v, marks } = evaluateMarked(block.forEach, base);
     if (marks === true || (Array.isArray(v) && anyMark(marks))) {
       throw new ConfigError(
-        `Invalid for_each argument: ${what}'s for_each is sensitive, or derived from a sensitive value, so its keys would show it as instance addresses`,
+        `Invalid for_each argument: ${what}'s for_each is sensitive; sensitive values, or values derived from sensitive values, cannot be used as for_each arguments, as the value would be exposed as an instance key`,
         range,
         "Use keys that are not sensitive: a map whose values (not keys) hold the secrets, or nonsensitive(...) on keys that reveal nothing.",
       );

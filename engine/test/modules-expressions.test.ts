@@ -249,4 +249,15 @@ describe("module calls with for expressions, templates, validation and sensitive
       /^extra\.tf:3: Invalid for_each argument: module "by_token"'s for_each is sensitive/,
     );
   });
+
+  it("each.value carries the marks of its element: a for_each map with a sensitive value marks what derives from it", async () => {
+    const moduleDir = await writeModule({
+      "main.tf": `resource "local_file" "f" {\n  for_each = { a = sensitive("${TOKEN}"), b = "plain" }\n  filename = "\${each.key}.txt"\n  content  = each.value\n}\n`,
+    });
+    const p = await plan({ moduleDir, state: null, providerConfig: { local: { root: await tempDir() } } });
+    const marks = Object.fromEntries(p.plan.resource_changes.map((c) => [c.address, c.change.after_sensitive]));
+    expect(marks['local_file.f["a"]']).toMatchObject({ content: true });
+    expect(marks['local_file.f["b"]']).not.toMatchObject({ content: true });
+    expect(JSON.stringify(reviewPlan(p.plan))).not.toContain(TOKEN);
+  });
 });
