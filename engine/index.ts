@@ -7,6 +7,7 @@ export { apply, assertPlanFresh } from "./ops/apply";
 export { destroy } from "./ops/destroy";
 export { importResource } from "./ops/import";
 export { validate } from "./ops/validate";
+export { moduleInputs, checkVariableValue, type ModuleInput } from "./config/inputs";
 export { LocalStateBackend } from "./state/local-backend";
 export { StateLockedError, formatLockError } from "./state/backend";
 export { emptyState } from "./state/state";

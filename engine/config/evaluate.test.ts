@@ -89,7 +89,7 @@ describe("expressions", () => {
 
   it("errors name file:line and what is wrong", () => {
     expect(() => ev(`nope(1)`)).toThrow(/^t\.tf:1: Call to unknown function: there is no function named "nope"/);
-    expect(() => ev(`upper("a", "b")`)).toThrow(/takes 1 argument/);
+    expect(() => ev(`upper("a", "b")`)).toThrow(/Too many function arguments: function "upper" expects only 1 argument\(s\)/);
     expect(() => ev(`var.list[5]`)).toThrow(/out of range/);
     expect(() => ev(`random_pet.p.nope`)).toThrow(/does not have an attribute named "nope"/);
     expect(() => ev(`1 + "x"`)).toThrow(ConfigError);

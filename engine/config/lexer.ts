@@ -13,7 +13,10 @@ export type Token =
   | { kind: "template"; parts: TemplatePart[]; range: SourceRange }
   | { kind: "eof"; range: SourceRange };
 
-export type TemplatePart = { kind: "text"; value: string } | { kind: "interp"; tokens: Token[]; range: SourceRange };
+/** `${…}` or `%{…}`; `stripLeft`/`stripRight` are the `~` markers that trim whitespace from the text beside it. */
+export type TemplatePart =
+  | { kind: "text"; value: string }
+  | { kind: "interp" | "directive"; tokens: Token[]; range: SourceRange; stripLeft: boolean; stripRight: boolean };
 
 const PUNCT = ["==", "!=", "<=", ">=", "&&", "||", "=>", "...", "{", "}", "[", "]", "(", ")", "=", ",", ".", ":", "?", "!", "+", "-", "*", "/", "%", "<", ">"];
 
@@ -23,10 +26,17 @@ export function lex(source: string, file: string): Token[] {
   return tokens;
 }
 
+/** Lexes a whole text as template content (a templatefile's file), as a heredoc's body is. */
+export function lexTemplate(source: string, file: string): TemplatePart[] {
+  return new Lexer(source, file).templateBody();
+}
+
 class Lexer {
   private pos = 0;
   private line = 1;
   private col = 1;
+  /** Set when the last `${…}`/`%{…}` lexed ended with `~}`. */
+  private stripRight = false;
 
   constructor(
     private readonly src: string,
@@ -65,6 +75,12 @@ class Lexer {
       if (c === " " || c === "\t" || c === "\r") {
         this.advance();
         continue;
+      }
+      if (inInterp && depth === 0 && c === "~" && this.src[this.pos + 1] === "}") {
+        this.stripRight = true;
+        this.advance(2);
+        out.push({ kind: "eof", range: this.range() });
+        return out;
       }
       if (c === "#" || (c === "/" && this.src[this.pos + 1] === "/")) {
         while (this.pos < this.src.length && this.src[this.pos] !== "\n") this.advance();
@@ -169,17 +185,17 @@ class Lexer {
       this.advance(3);
       return true;
     }
-    if (this.src.startsWith("${", this.pos)) {
-      if (text) parts.push({ kind: "text", value: text });
-      const range = this.range();
-      this.advance(2);
-      parts.push({ kind: "interp", tokens: this.tokens(true), range });
-      return true;
-    }
-    if (this.src.startsWith("%{", this.pos)) {
-      this.fail("Template directives (%{ if }, %{ for }) are not supported by the builtin engine; use a conditional expression instead");
-    }
-    return false;
+    const kind = this.src.startsWith("${", this.pos) ? "interp" : this.src.startsWith("%{", this.pos) ? "directive" : null;
+    if (!kind) return false;
+    if (text) parts.push({ kind: "text", value: text });
+    const range = this.range();
+    this.advance(2);
+    const stripLeft = this.src[this.pos] === "~";
+    if (stripLeft) this.advance();
+    this.stripRight = false;
+    const tokens = this.tokens(true);
+    parts.push({ kind, tokens, range, stripLeft, stripRight: this.stripRight });
+    return true;
   }
 
   private heredoc(): Token {
@@ -220,7 +236,7 @@ class Lexer {
     return { kind: "template", parts, range };
   }
 
-  private templateBody(): TemplatePart[] {
+  templateBody(): TemplatePart[] {
     const parts: TemplatePart[] = [];
     let text = "";
     while (this.pos < this.src.length) {

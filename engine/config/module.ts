@@ -1,20 +1,21 @@
-import { readdir, readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { Attribute, Block, Body, Expr, SourceRange } from "./ast";
 import { parseFile } from "./parser";
 import { evaluate } from "./evaluate";
+import { configFileNames, readModuleFiles } from "./module-files";
+import { convertValue, decodeType, TypeConversionError, type TypeConstraint } from "./types";
 import { ConfigError } from "../errors";
 import { parseAddress, parseModuleAddress } from "../state/address";
 import type { Value } from "../values";
 
-export type TypeConstraint =
-  | "string"
-  | "number"
-  | "bool"
-  | "any"
-  | { list: TypeConstraint }
-  | { map: TypeConstraint }
-  | { object: Record<string, TypeConstraint> };
+export type { TypeConstraint } from "./types";
+
+/** A variable's `validation` block. */
+export interface VariableValidation {
+  condition: Expr;
+  errorMessage: Expr;
+  range: SourceRange;
+}
 
 export interface VariableConfig {
   name: string;
@@ -22,7 +23,10 @@ export interface VariableConfig {
   default?: Value;
   hasDefault: boolean;
   sensitive: boolean;
+  /** false when the variable sets `nullable = false`: null then means "use the default". */
+  nullable: boolean;
   description: string;
+  validations: VariableValidation[];
   range: SourceRange;
 }
 export interface LocalConfig {
@@ -109,48 +113,14 @@ export interface Module {
 }
 
 export async function loadModule(moduleDir: string): Promise<Module> {
-  let names: string[];
+  let files: Record<string, string>;
   try {
-    names = (await readdir(moduleDir)).filter((n) => n.endsWith(".tf")).sort();
+    files = await readModuleFiles(moduleDir);
   } catch (e) {
     throw new ConfigError(`Module directory ${moduleDir} cannot be read: ${(e as Error).message}`);
   }
-  if (names.length === 0) throw new ConfigError(`No configuration files: ${moduleDir} has no *.tf files; point the component at a module folder`);
-  const files: Record<string, string> = {};
-  await collectFiles(moduleDir, "", files, new Set());
+  if (configFileNames(files).length === 0) throw new ConfigError(`No configuration files: ${moduleDir} has no *.tf files; point the component at a module folder`);
   return parseModule(files);
-}
-
-/** Reads a folder's *.tf files into `files`, then the folders its local module sources name (inside the bundle only). */
-async function collectFiles(bundleRoot: string, dir: string, files: Record<string, string>, seen: Set<string>): Promise<void> {
-  if (seen.has(dir)) return;
-  seen.add(dir);
-  const abs = path.join(bundleRoot, dir);
-  let names: string[];
-  try {
-    const [realRoot, real] = [await realpath(bundleRoot), await realpath(abs)];
-    const rel = path.relative(realRoot, real);
-    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return; // a link out of the bundle: parseModule reports the module as missing
-    names = (await readdir(abs)).filter((n) => n.endsWith(".tf")).sort();
-  } catch {
-    return; // parseModule reports the missing folder with the module block's file:line
-  }
-  for (const n of names) {
-    const key = dir ? `${dir}/${n}` : n;
-    files[key] = await readFile(path.join(abs, n), "utf8");
-    let body: Body;
-    try {
-      body = parseFile(files[key]!, key);
-    } catch {
-      continue; // reported by parseModule
-    }
-    for (const b of body.blocks) {
-      const src = b.type === "module" ? attr(b.body, "source") : undefined;
-      const v = src?.expr.kind === "literal" && typeof src.expr.value === "string" ? src.expr.value : undefined;
-      const child = v !== undefined ? localSourceDir(dir, v) : null;
-      if (child !== null) await collectFiles(bundleRoot, child, files, seen);
-    }
-  }
 }
 
 /** The bundle-relative folder a local source names, or null when it is not local or leaves the bundle. */
@@ -179,6 +149,7 @@ function parseModuleAt(files: Record<string, string>, dir: string, callers: stri
     imports: [],
     removed: [],
   };
+  // A folder's own *.tf files; the root's are configFileNames(files).
   const inDir = Object.keys(files)
     .filter((n) => (path.posix.dirname(n) === "." ? "" : path.posix.dirname(n)) === dir && n.endsWith(".tf"))
     .sort();
@@ -303,20 +274,42 @@ function dependsOnList(body: Body): { addr: string; range: SourceRange }[] {
   return dep.expr.items.map((item) => ({ addr: dependencyOf(item), range: item.range }));
 }
 
-function decodeType(expr: Expr): TypeConstraint {
-  if (expr.kind === "scope" && expr.steps.length === 0 && ["string", "number", "bool", "any"].includes(expr.root)) {
-    return expr.root as TypeConstraint;
-  }
-  if (expr.kind === "call" && expr.args.length === 1) {
-    if (["list", "set", "tuple"].includes(expr.name)) return { list: decodeType(expr.args[0]!) };
-    if (expr.name === "map") return { map: decodeType(expr.args[0]!) };
-    if (expr.name === "object" && expr.args[0]!.kind === "object") {
-      const fields: Record<string, TypeConstraint> = {};
-      for (const item of expr.args[0].items) fields[String(evaluate(item.key, NO_SCOPE))] = decodeType(item.value);
-      return { object: fields };
+export function decodeVariable(block: Block): VariableConfig {
+  const body = block.body;
+  const name = block.labels[0]!;
+  const def = attr(body, "default");
+  const typeAttr = attr(body, "type");
+  const type = typeAttr ? decodeType(typeAttr.expr, (e) => evaluate(e, NO_SCOPE)) : "any";
+  let defaultValue = def ? literal(def) : undefined;
+  if (def && defaultValue !== null) {
+    try {
+      defaultValue = convertValue(defaultValue!, type);
+    } catch (e) {
+      if (!(e instanceof TypeConversionError)) throw e;
+      throw new ConfigError("Invalid default value for variable", def.range, `This default value is not compatible with the variable's type constraint: ${e.message}.`);
     }
   }
-  throw new ConfigError("Invalid type specification: use string, number, bool, any, list(T), map(T) or object({...})", expr.range);
+  const nullableAttr = attr(body, "nullable");
+  const validations = body.blocks.map((b): VariableValidation => {
+    onlyAttrs(b, ["condition", "error_message"]);
+    const condition = attr(b.body, "condition");
+    const message = attr(b.body, "error_message");
+    if (!condition || !message) {
+      throw new ConfigError(`Missing required argument: a validation block needs both condition and error_message`, b.range);
+    }
+    return { condition: condition.expr, errorMessage: message.expr, range: b.range };
+  });
+  return {
+    name,
+    type,
+    default: defaultValue,
+    hasDefault: def !== undefined,
+    sensitive: literalBool(attr(body, "sensitive")),
+    nullable: nullableAttr ? literalBool(nullableAttr) : true,
+    description: String(literal(attr(body, "description")) ?? ""),
+    validations,
+    range: block.range,
+  };
 }
 
 function decodeBlock(mod: Module, block: Block, files: Record<string, string>, callers: string[]): void {
@@ -330,17 +323,7 @@ function decodeBlock(mod: Module, block: Block, files: Record<string, string>, c
       onlyAttrs(block, ["type", "default", "sensitive", "description", "nullable"], ["validation"]);
       const name = block.labels[0]!;
       if (mod.variables.has(name)) throw new ConfigError(`Duplicate variable declaration: a variable named "${name}" was already declared`, block.range);
-      const def = attr(body, "default");
-      const typeAttr = attr(body, "type");
-      mod.variables.set(name, {
-        name,
-        type: typeAttr ? decodeType(typeAttr.expr) : "any",
-        default: def ? literal(def) : undefined,
-        hasDefault: def !== undefined,
-        sensitive: literalBool(attr(body, "sensitive")),
-        description: String(literal(attr(body, "description")) ?? ""),
-        range: block.range,
-      });
+      mod.variables.set(name, decodeVariable(block));
       return;
     }
     case "locals":
@@ -547,39 +530,4 @@ function decodeModuleCall(block: Block, dir: string, files: Record<string, strin
     range: block.range,
     module: parseModuleAt(files, childDir, callers),
   };
-}
-
-/** Converts a variable value to its declared type, as OpenTofu does for -var values. */
-export function convertToType(v: Value, t: TypeConstraint, where: string): Value {
-  if (v === null || t === "any") return v;
-  const bad = (want: string): never => {
-    throw new Error(`Invalid value for variable: ${where} must be ${want}, got ${JSON.stringify(v)}`);
-  };
-  if (t === "string") {
-    if (typeof v === "string") return v;
-    if (typeof v === "number" || typeof v === "boolean") return String(v);
-    return bad("a string");
-  }
-  if (t === "number") {
-    if (typeof v === "number") return v;
-    if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Number(v);
-    return bad("a number");
-  }
-  if (t === "bool") {
-    if (typeof v === "boolean") return v;
-    if (v === "true" || v === "false") return v === "true";
-    return bad("a bool");
-  }
-  if ("list" in t) {
-    if (!Array.isArray(v)) return bad("a list");
-    return v.map((x, i) => convertToType(x, t.list, `${where}[${i}]`));
-  }
-  if (typeof v !== "object" || Array.isArray(v)) return bad(`a ${"map" in t ? "map" : "object"}`);
-  const out: Record<string, Value> = {};
-  if ("map" in t) {
-    for (const [k, x] of Object.entries(v)) out[k] = convertToType(x, t.map, `${where}.${k}`);
-    return out;
-  }
-  for (const [k, ft] of Object.entries(t.object)) out[k] = convertToType((v as Record<string, Value>)[k] ?? null, ft, `${where}.${k}`);
-  return out;
 }

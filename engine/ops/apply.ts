@@ -3,7 +3,7 @@ import { EngineError, StalePlanError } from "../errors";
 import { Graph, walk } from "../graph/graph";
 import { cloneState, findInstance, listInstances, sameContent, setInstance } from "../state/state";
 import { configAddressOf } from "../state/address";
-import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, StateV4 } from "../types";
+import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
 import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
@@ -189,7 +189,7 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
       setInstance(working, c.address, providerAddr, {
         schema_version: p.resource.version,
         attributes: res.state,
-        sensitive_attributes: sensitivePaths(p.resource),
+        sensitive_attributes: withConfigMarks(sensitivePaths(p.resource), c.change.after_sensitive),
         dependencies: c.depends_on,
       });
     });
@@ -278,4 +278,14 @@ function containsUnknownDeep(v: Value): boolean {
   if (Array.isArray(v)) return v.some(containsUnknownDeep);
   if (v && typeof v === "object") return Object.values(v).some(containsUnknownDeep);
   return false;
+}
+
+/** The schema's sensitive attributes plus the arguments the plan marked sensitive because they derive from sensitive values. */
+function withConfigMarks(paths: SensitivePath[], afterSensitive: Value): SensitivePath[] {
+  if (!afterSensitive || typeof afterSensitive !== "object" || Array.isArray(afterSensitive)) return paths;
+  const have = new Set(paths.map((p) => p[0]?.value));
+  const more = Object.entries(afterSensitive)
+    .filter(([name, m]) => m !== false && !have.has(name))
+    .map(([name]): SensitivePath => [{ type: "get_attr", value: name }]);
+  return [...paths, ...more];
 }

@@ -1,5 +1,6 @@
 import type { Attribute, Block, Expr, SourceRange } from "../config/ast";
-import { convertToType, loadModule, type Module, type ResourceConfig } from "../config/module";
+import { loadModule, type Module, type ResourceConfig } from "../config/module";
+import { variableValue } from "../config/variables";
 import { ConfigError, EngineError } from "../errors";
 import type { Graph } from "../graph/graph";
 import type { AttributeSchema, BlockSchema, ResourceSchema } from "../providers/provider";
@@ -92,14 +93,8 @@ function checkVariables(mod: Module, given: Record<string, Value>, warnings: Dia
   const out: Record<string, Value> = {};
   const missing: string[] = [];
   for (const v of mod.variables.values()) {
-    if (given[v.name] !== undefined) {
-      try {
-        out[v.name] = convertToType(given[v.name]!, v.type, `var.${v.name}`);
-      } catch (e) {
-        throw new ConfigError((e as Error).message, v.range, `Set spec.${v.name} on the component to a value of the declared type, then run the job again.`);
-      }
-    } else if (v.hasDefault) out[v.name] = v.default ?? null;
-    else missing.push(v.name);
+    if (given[v.name] === undefined && !v.hasDefault) missing.push(v.name);
+    else out[v.name] = variableValue(v, given[v.name], mod.files);
   }
   if (missing.length) {
     const v = mod.variables.get(missing[0]!)!;
@@ -217,9 +212,11 @@ function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): s
       if (e.root === "var" && mod.variables.get(first.name)?.sensitive) found.push(`var.${first.name}`);
       if (e.root === "module") {
         const outputs = mod.modules.get(first.name)?.module.outputs;
+        // Only a named output is judged here; what a whole module.NAME shows (say, through a for
+        // expression that picks one output) is judged exactly when the plan evaluates it.
         const named = rest.find((s) => s.kind === "attr");
-        const shown = named?.kind === "attr" ? [outputs?.get(named.name)] : [...(outputs?.values() ?? [])];
-        for (const o of shown) if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
+        const o = named?.kind === "attr" ? outputs?.get(named.name) : undefined;
+        if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
         return;
       }
       const isData = e.root === "data" && rest[0]?.kind === "attr";
@@ -233,6 +230,7 @@ function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): s
       }
       return;
     }
+    if (e.kind === "call" && e.name === "nonsensitive") return; // the module says the result reveals nothing
     for (const child of childExprs(e)) visit(child);
   };
   visit(expr);
@@ -257,6 +255,10 @@ function childExprs(e: Expr): Expr[] {
       return [e.left, e.right];
     case "conditional":
       return [e.cond, e.then, e.else];
+    case "for":
+      return [e.collection, e.key, e.value, e.cond].filter((x): x is Expr => x !== undefined);
+    case "templateJoin":
+      return [e.items];
     default:
       return [];
   }

@@ -12,7 +12,17 @@ import { Ui } from "../ui-messages";
 import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, UNKNOWN, type Attrs, type Value } from "../values";
 import { ENGINE_VERSION } from "../version";
 import { prepare, reportFailure, sensitiveMask, sensitivePaths, type OperationContext, type ResourceEntry } from "./context";
-import { evaluateResourceConfig, makeScope, moduleInstancesAt, resourceInstances, type ModuleInstance, type Repetition } from "./expand";
+import {
+  checkModuleInstances,
+  configMarks,
+  evaluateResourceConfig,
+  makeScope,
+  moduleInstancesAt,
+  outputMarked,
+  resourceInstances,
+  type ModuleInstance,
+  type Repetition,
+} from "./expand";
 import { refreshInPlace } from "./refresh";
 import { readData } from "./data-sources";
 import { configWithIgnores, refuseProtectedDestroy, triggered } from "./lifecycle";
@@ -92,6 +102,8 @@ interface Pending {
   /** A replace that creates the new object before destroying the old (lifecycle.create_before_destroy). */
   createFirst?: boolean;
   dependsOn: string[];
+  /** Arguments whose values derive from sensitive values (see configMarks). */
+  configMarks?: Attrs;
 }
 
 function schemaFor(ctx: OperationContext, mode: "managed" | "data", type: string) {
@@ -100,7 +112,8 @@ function schemaFor(ctx: OperationContext, mode: "managed" | "data", type: string
 
 function toResourceChange(ctx: OperationContext, p: Pending): ResourceChange {
   const schema = schemaFor(ctx, p.mode, p.type);
-  const mask = schema ? sensitiveMask(schema) : {};
+  // The schema's sensitive attributes are sensitive whole; other arguments as far as they derive from sensitive values.
+  const mask = { ...p.configMarks, ...(schema ? sensitiveMask(schema) : {}) };
   const after = p.after === null ? { known: null, unknown: false as Value } : splitUnknowns(p.after);
   const moduleAddress = parseInstanceAddress(p.address).module;
   return {
@@ -146,6 +159,8 @@ const continues = (addr: string, from: string) => addr === from || addr.startsWi
 
 async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanRequest): Promise<PlanResult> {
   const { mod, ui } = ctx;
+  // A called module's variable that its type or validation refuses stops the plan before anything is read.
+  if (!req.destroy) checkModuleInstances(ctx, () => undefined, { outputs: false, early: true });
   const prior = opts.state;
   const refreshed = prior ? cloneState(prior) : emptyState();
   const doRefresh = req.refresh !== false;
@@ -278,6 +293,8 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     .map((p) => toResourceChange(ctx, p))
     .map((c) => (protectDeletes ? protect(c) : c));
 
+  // Called modules' variables are converted and validated, and their outputs checked, even where nothing refers to them.
+  if (!req.destroy) checkModuleInstances(ctx, (a) => planned.get(a), { outputs: true });
   const outputChanges: Record<string, OutputChange> = {};
   const valueScope = makeScope(ctx, (a) => planned.get(a));
   for (const o of [...mod.outputs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
@@ -287,7 +304,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
       if (had) outputChanges[o.name] = { actions: ["delete"], before, after: null, after_unknown: false, sensitive: o.sensitive };
       continue;
     }
-    const v = evaluate(o.expr, valueScope);
+    const { value: v } = outputMarked(o, valueScope);
     const unknown = containsUnknown(v);
     const after = unknown ? null : v;
     const action = !had ? "create" : unknown || !deepEqual(before, after) ? "update" : "no-op";
@@ -414,6 +431,7 @@ async function planInstance(
   const imported = imports.get(inst.address);
   const prior = existing?.instance.attributes ?? imported?.attrs ?? null;
   const config = configWithIgnores(ctx, r, p.resource, scope, prior);
+  const marks = configMarks(r, p.resource, scope);
   let resp = await p.provider.plan({ address: inst.address, type: r.type, prior, config });
   let action: ChangeAction;
   let reason: ResourceChange["action_reason"];
@@ -443,6 +461,7 @@ async function planInstance(
     importId: imported?.id,
     createFirst: r.lifecycle.createBeforeDestroy || undefined,
     dependsOn: ctx.resourceDeps.get(entry.prefix + r.address)!,
+    configMarks: marks,
   };
 }
 

@@ -19,7 +19,7 @@ describe("variables and validation", () => {
     const base = { moduleDir: path.join(CATALOG, "static-site"), state: null, providerConfig: { local: { root } } };
     const p = await plan({ ...base, variables: { site_name: "s", page_count: "5" } });
     expect(p.plan.variables.page_count).toEqual({ value: 5 });
-    await expect(plan({ ...base, variables: { site_name: "s", page_count: "many" } })).rejects.toThrow(/var\.page_count must be a number/);
+    await expect(plan({ ...base, variables: { site_name: "s", page_count: "many" } })).rejects.toThrow(/Invalid value for input variable\nThe given value is not suitable for var\.page_count declared at [\w.]+:\d+: a number is required/);
   });
 
   it("warns about values for undeclared variables", async () => {

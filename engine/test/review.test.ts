@@ -39,6 +39,9 @@ variable "greeting" {
 resource "terraform_data" "note" {
   input = "\${var.greeting} / \${var.token}"
 }
+resource "terraform_data" "greet" {
+  input = "\${var.greeting}!"
+}
 `,
     });
     const p = (await plan({ moduleDir: dir, variables: { token: "tok-0123456789", greeting: "hello-from-the-store" }, state: null })).plan;
@@ -46,7 +49,11 @@ resource "terraform_data" "note" {
     const review = reviewPlan(p, { secretVariables: ["greeting"] });
     expect(review.variables).toEqual({ token: { value: "(sensitive value)", sensitive: true }, greeting: { value: "(sensitive value)" } });
     const note = review.resource_changes.find((c) => c.address === "terraform_data.note")!;
-    expect(note.change.after).toMatchObject({ input: "(sensitive value) / (sensitive value)" });
+    // Derived from a sensitive variable, the whole argument is sensitive, as in OpenTofu.
+    expect(note.change.after_sensitive).toMatchObject({ input: true });
+    expect(note.change.after).toMatchObject({ input: "(sensitive value)" });
+    const greet = review.resource_changes.find((c) => c.address === "terraform_data.greet")!;
+    expect(greet.change.after).toMatchObject({ input: "(sensitive value)!" });
     expect(reviewPlan(p).variables.greeting).toEqual({ value: "hello-from-the-store" });
   });
 });
