@@ -352,7 +352,7 @@ describe("a kind of the organization's own", () => {
     expect(bad).toBeInstanceOf(PlantonError);
     expect(bad.message).toBe("The spec does not match ValidatedBucket: copies must be a number. Nothing was saved.");
     const bad2 = await make("bad-bucket", { bucket: "much-too-long-a-name", labels: { a: [1] } }).catch((e) => e);
-    expect(bad2.message).toBe("The spec does not match ValidatedBucket: bucket: bucket must be at most 12 characters; labels.a must be a string, not [1]. Nothing was saved.");
+    expect(bad2.message).toBe("The spec does not match ValidatedBucket: bucket: bucket must be at most 12 characters; labels must be map(string): element \"a\": string required. Nothing was saved.");
     expect(bad2.field).toBe("spec.bucket");
     const ok = await make("good-bucket", { bucket: "short", labels: { team: "data", n: 3 } });
     expect(ok.component.spec).toEqual({ bucket: "short", copies: 2, labels: { team: "data", n: 3 }, token: "" });
