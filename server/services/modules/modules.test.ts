@@ -283,6 +283,33 @@ zp("symlink.zip", [main, ("passwd", "sym", b"/etc/passwd")])
       /junk\.tar\.gz is not a gzip-compressed tar file/,
     );
   });
+
+  it("refuses an archive that unpacks past the bundle limit, stopping as it reads (a small file of zeros)", async () => {
+    const dir = archiveDir();
+    // 32 MiB of zeros compresses to ~32 KiB; liar.zip's headers say its entry unpacks to 100 bytes.
+    const py = `
+import io, sys, tarfile, zipfile, os, struct
+d = sys.argv[1]
+zeros = bytes(32 * 1024 * 1024)
+with tarfile.open(os.path.join(d, "zeros.tar.gz"), "w:gz") as t:
+    i = tarfile.TarInfo("main.tf"); i.size = len(zeros); t.addfile(i, io.BytesIO(zeros))
+with zipfile.ZipFile(os.path.join(d, "zeros.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+    for n in range(8):
+        z.writestr(f"part{n}.tf", bytes(1024 * 1024))
+with zipfile.ZipFile(os.path.join(d, "liar.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("main.tf", zeros)
+b = bytearray(open(os.path.join(d, "liar.zip"), "rb").read())
+struct.pack_into("<I", b, 22, 100)
+struct.pack_into("<I", b, b.index(b"PK\\x01\\x02") + 24, 100)
+open(os.path.join(d, "liar.zip"), "wb").write(b)
+`;
+    execFileSync("python3", ["-c", py, dir]);
+    const up = (fileName: string) => () => register({ name: "bomb", version: "1.0.0", kind: "BombKind", source: { type: "archive", fileName, contentBase64: b64(path.join(dir, fileName)) } });
+    for (const f of ["zeros.tar.gz", "zeros.zip", "liar.zip"]) expect(fs.statSync(path.join(dir, f)).size).toBeLessThan(200 * 1024);
+    expect(await refused(up("zeros.tar.gz"))).toMatch(/zeros\.tar\.gz unpacks to more than a module bundle may hold \(5 MiB\)/);
+    expect(await refused(up("zeros.zip"))).toMatch(/zeros\.zip unpacks to more than a module bundle may hold \(5 MiB\)/);
+    expect(await refused(up("liar.zip"))).toMatch(/main\.tf in liar\.zip could not be unpacked \(too many bytes in the stream\. expected 100\. got at least/);
+  });
 });
 
 describe("who may register", () => {

@@ -72,7 +72,7 @@ async function bundleOf(input: Body): Promise<{ bundle: Bundle; source: Partial<
     };
   }
   const bytes = Buffer.from(input.source.contentBase64, "base64");
-  const bundle = makeBundle(readArchive(input.source.fileName, bytes), input.provisioner, input.source.fileName);
+  const bundle = makeBundle(await readArchive(input.source.fileName, bytes), input.provisioner, input.source.fileName);
   return { bundle, source: { sourceKind: "archive", source: `archive ${input.source.fileName}`, archiveName: input.source.fileName } };
 }
 
