@@ -88,6 +88,18 @@ export function endSpan(span: Span | undefined, error?: unknown): void {
   span.end();
 }
 
+/** `work`, with `span` ended when it settles (failed when it rejects). */
+export function spanned<T>(span: Span | undefined, work: Promise<T>): Promise<T> {
+  if (!span) return work;
+  return work.then(
+    (value) => (endSpan(span), value),
+    (err: unknown) => {
+      endSpan(span, err);
+      throw err;
+    },
+  );
+}
+
 /** Runs `fn` in a span (none when tracing is off), ending it when `fn` settles. */
 export async function inSpan<T>(name: string, parent: Span | string | null | undefined, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
   const span = startSpan(name, parent, attributes);
