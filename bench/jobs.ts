@@ -5,7 +5,7 @@
 //
 //   npm run bench                      (about 5 minutes on a busy 2-core machine)
 //   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
-//   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,100,300
+//   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,10,100,300
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -35,7 +35,7 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --runners 1,3         runner processes per throughput run (default 1,3)
   --capacity N          jobs each runner runs at once (default 2)
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
-  --subscribers 1,100   concurrent jobs.stream subscribers on one running job (default 1,100)
+  --subscribers 1,10,100  concurrent jobs.stream subscribers on one running job (default 1,10,100)
   --help
 `;
 
@@ -71,7 +71,7 @@ function parameters() {
     runners: list("runners", values.runners, [1, 3]),
     capacity: int("capacity", values.capacity, 2),
     claimSamples: int("claim-samples", values["claim-samples"], q ? 5 : 20, 0),
-    subscribers: list("subscribers", values.subscribers, [1, 100]),
+    subscribers: list("subscribers", values.subscribers, [1, 10, 100]),
   };
 }
 type Params = ReturnType<typeof parameters>;
@@ -107,7 +107,7 @@ function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 }
-const ms = (x: number) => (Number.isNaN(x) ? "–" : x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+const ms = (x: number) => (Number.isNaN(x) ? "–" : x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : x < 10 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`);
 const p50p99 = (xs: number[]) => `${ms(pct(xs, 50))} / ${ms(pct(xs, 99))}`;
 
 // ── CPU used by process trees (from /proc), to show where the time goes ─────────────────────────
@@ -330,21 +330,39 @@ async function main() {
   }
 
   // Event latency: subscribers connect before a runner exists, then one runner starts and runs the job.
+  // The raw NOTIFY round trip on the same Postgres is sampled by this process alone first, then all
+  // through each run (under the same load), to set the latency beside what Postgres itself takes.
+  const idleRtt = await notifyRoundTrips(ctx, p.quick ? 100 : 300);
+  rows.push([`raw NOTIFY round trip, idle (this process: NOTIFY → its own LISTEN) p50 / p99`, p50p99(idleRtt), `${idleRtt.length} round trips, one at a time, no job running`]);
+  const targetRows: [string, string, string][] = [];
+  let one: Awaited<ReturnType<typeof eventLatency>> | undefined;
   for (const s of p.subscribers) {
     if (s === 0) continue;
     note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on one running update job…`);
     const cpu = cpuStart(ctx);
     const r = await eventLatency(ctx, s);
     cpuRows.push(cpuEnd(ctx, cpu, `events, ${s} subscriber(s)`));
+    const ratio = pct(r.runner, 99) / pct(r.rtt, 99);
     rows.push([
       `event latency, ${s} subscriber${s > 1 ? "s" : ""} (runner emits → subscriber receives) p50 / p99`,
       p50p99(r.runner),
       `${r.runner.length} receipts = ${r.events} runner events × ${s}`,
     ]);
-    rows.push([`  runner emits → batch committed (NOTIFY seen) p50 / p99`, p50p99(r.toStored), `${r.toStored.length} events in ${r.notifies} commits (runner batching + upload + append)`]);
-    rows.push([`  batch committed → subscriber receives p50 / p99`, p50p99(r.toSubscriber), `${r.toSubscriber.length} receipts (NOTIFY → server reads → SSE)`]);
+    rows.push([`  runner emits → batch committed (NOTIFY seen) p50 / p99`, p50p99(r.toStored), `${r.toStored.length} events in ${r.notifies} commits (runner upload + append)`]);
+    rows.push([`  batch committed → subscriber receives p50 / p99`, p50p99(r.toSubscriber), `${r.toSubscriber.length} receipts (NOTIFY → the job's one reader → fan-out → SSE)`]);
     rows.push([`  server-made events (stored → received) p50 / p99`, p50p99(r.server), `${r.server.length} receipts (job_status, operation_status)`]);
+    rows.push([`  raw NOTIFY round trip during this run p50 / p99`, p50p99(r.rtt), `${r.rtt.length} round trips sampled while the job ran`]);
+    rows.push([`  event latency p99 ÷ raw NOTIFY p99 during the run`, `× ${ratio.toFixed(1)}`, `target ≤ × 10`]);
+    rows.push([`  console CPU per 1 000 deliveries`, `${((r.consoleCpu / r.deliveries) * 1000 * 1000).toFixed(0)} ms`, `${r.consoleCpu.toFixed(2)} CPU s for ${r.deliveries} deliveries (all events × ${s}) while the job ran`]);
     rows.push([`  subscribers connected (all received the backlog)`, ms(r.connectMs), `${s} SSE connections`]);
+    // The job's own cost (uploads, claims, state) is in every run; what more viewers add is the difference.
+    one ??= r;
+    const marginal = r === one ? "" : `; ${(((r.consoleCpu - one.consoleCpu) / (r.deliveries - one.deliveries)) * 1e6).toFixed(0)} ms per 1 000 deliveries beyond the first viewer's run`;
+    targetRows.push([`${s} viewer${s > 1 ? "s" : ""}`, `p99 ${ms(pct(r.runner, 99))}, × ${ratio.toFixed(1)} raw NOTIFY`, `console CPU ${((r.consoleCpu / r.deliveries) * 1e6).toFixed(0)} ms / 1 000 deliveries${marginal}`]);
+  }
+  if (targetRows.length) {
+    rows.push([`summary (targets: p99 ≤ 50 ms with 100 viewers, ≤ × 10 raw NOTIFY; CPU per delivery flat)`, "", ""]);
+    for (const [a, b, c] of targetRows) rows.push([`  ${a}`, b, c]);
   }
 
   await stopRunners(ctx);
@@ -529,12 +547,18 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
       subs.push(sub);
     });
   });
+  const sampling = { on: true };
+  let rtt: Promise<number[]> | undefined;
   try {
     await ready;
     const connectMs = Date.now() - t0;
     const since = Date.now();
+    rtt = notifyRoundTrips(ctx, Infinity, sampling, 20);
+    const consoleCpu0 = treeSeconds(procTable(), [ctx.server.process.pid!]);
     await setRunners(ctx, 1);
     await Promise.all(finished);
+    const consoleCpu = treeSeconds(procTable(), [ctx.server.process.pid!]) - consoleCpu0;
+    sampling.on = false;
     const done = await ctx.api.jobs.get.query({ org: ctx.org.slug, id: job.id });
     if (done.result !== "succeeded") ctx.failures.push(describeFailure(done));
     const live = receipts.filter((r) => r.ts >= since);
@@ -553,11 +577,41 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
       toSubscriber.push(r.at - n);
     }
     const seqs = new Set(live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.seq));
-    return { runner, server, toStored, toSubscriber, events: seqs.size, notifies: notified.length, connectMs };
+    return { runner, server, toStored, toSubscriber, events: seqs.size, notifies: notified.length, connectMs, rtt: (await rtt) ?? [], consoleCpu, deliveries: live.length };
   } finally {
+    sampling.on = false;
+    await rtt?.catch(() => {});
     for (const s of subs) s.unsubscribe();
     await unlisten();
   }
+}
+
+/**
+ * Raw NOTIFY round trips on the benchmark's Postgres: NOTIFY from this process's pool, received by
+ * its own LISTEN connection, one at a time; `count` of them, or until `running.on` turns false.
+ */
+async function notifyRoundTrips(ctx: Ctx, count: number, running = { on: true }, gapMs = 0): Promise<number[]> {
+  const channel = "bench_notify_rtt";
+  let expect = "";
+  let arrived: (() => void) | undefined;
+  const unlisten = await ctx.handle.listen(channel, (payload) => {
+    if (payload === expect) arrived?.();
+  });
+  const out: number[] = [];
+  try {
+    for (let i = 0; i < count && running.on; i++) {
+      expect = `${process.pid}-${i}`;
+      const got = new Promise<void>((r) => (arrived = r));
+      const t = performance.now();
+      await ctx.handle.notify(channel, expect);
+      await got;
+      out.push(performance.now() - t);
+      if (gapMs) await sleep(gapMs);
+    }
+  } finally {
+    await unlisten();
+  }
+  return out;
 }
 
 // ── CPU accounting ──────────────────────────────────────────────────────────────────────────────

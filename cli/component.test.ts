@@ -4,6 +4,7 @@
 // delete → destroy → files gone, history readable; prod pauses; a failed or cancelled destroy leaves
 // the component "delete failed" with a retry that works; forget keeps the files; concurrent edits.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { flowControlPolicies } from "../db/schema";
@@ -181,6 +182,51 @@ describe("planton infra component", () => {
     expect(broken.stderr).toContain("broken.json is not valid JSON");
     const list = await api.components.list({ show: "all" });
     expect(list.components.map((x) => x.name)).not.toContain("wrong");
+  });
+
+  it("a module registered from an archive makes a kind of the organization's own: its spec is checked against the module's variables, and a component pinned to it runs it", async () => {
+    const dir = path.join(stack.infraRoot, "greeting-module");
+    fs.mkdirSync(path.join(dir, "greeting"), { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, "greeting", "main.tf"),
+      `variable "file_name" {
+  type        = string
+  description = "The file to write under greetings/."
+  validation {
+    condition     = length(var.file_name) <= 10
+    error_message = "file_name must be at most 10 characters."
+  }
+}
+
+variable "words" {
+  type    = number
+  default = 2
+}
+
+resource "local_file" "greeting" {
+  filename = "greetings/\${var.file_name}.txt"
+  content  = "hello \${var.words}"
+}
+`,
+    );
+    execFileSync("tar", ["-czf", path.join(dir, "greeting.tar.gz"), "-C", dir, "greeting"]);
+    const reg = await planton(["module", "register", "--name", "greeting", "--version", "1.0.0", "--kind", "Greeting", "--provisioner", "builtin", "--archive", path.join(dir, "greeting.tar.gz")], { PLANTON_TOKEN: adminToken });
+    ok(reg);
+    expect(reg.stdout).toMatch(/^Registered greeting@1\.0\.0 for Greeting \(sha256 [0-9a-f]{64}, 1 files\)\.\nInputs: file_name, words\?\n/);
+
+    const bad = await planton(["infra", "ic", "create", "hello", "--env", "dev", "--kind", "Greeting", "--connection", "local-sandbox", "--spec-file", specFile("greeting-bad.yaml", "file_name: much-too-long-for-it\n")]);
+    expect([bad.code, bad.stderr.trim()]).toEqual([1, "The spec does not match Greeting: file_name: file_name must be at most 10 characters. Nothing was saved."]);
+    const made = await planton(["infra", "ic", "create", "hello", "--env", "dev", "--kind", "Greeting", "--connection", "local-sandbox", "--spec-file", specFile("greeting.yaml", "file_name: hi\n"), "--module", "greeting@1.0.0", "--tail"]);
+    ok(made);
+    expect(made.stdout).toMatch(/Job job_\S+ completed: succeeded/);
+    expect(fs.readFileSync(stack.file("greetings", "hi.txt"), "utf8")).toBe("hello 2");
+
+    const got = await planton(["module", "get", "greeting", "--version", "1.0.0", "--output", "json"]);
+    ok(got);
+    const v = JSON.parse(got.stdout);
+    expect(v.usedBy).toEqual([{ id: componentIdIn(made.stdout), name: "hello", environment: "dev" }]);
+    const job = await api.jobs.get(jobIdIn(made.stdout.slice(made.stdout.indexOf("Created Infra Job"))));
+    expect(job.moduleSha256).toBe(v.sha256);
   });
 
   it("create in prod pauses before apply; approved with planton infra job resume, it applies", async () => {

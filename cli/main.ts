@@ -8,6 +8,7 @@ import { authCommand } from "./commands/auth";
 import { connectionCommand } from "./commands/connection";
 import { infraComponentCommand } from "./commands/infra-component";
 import { infraJobCommand } from "./commands/infra-job";
+import { moduleCommand } from "./commands/module";
 import { runnerCommand } from "./commands/runner";
 import { stateBackendCommand } from "./commands/state-backend";
 import { addStateMoveCommands } from "./commands/state-move";
@@ -15,8 +16,10 @@ import { err, Refusal } from "./output";
 
 export function buildProgram(): Command {
   const program = new Command("planton")
-    .description("The Planton console's command line: log in, run and steer Infra Jobs, manage runners and connections, run a runner, read and verify the audit record.")
+    .description("The Planton console's command line: log in, run and steer Infra Jobs, manage modules, runners and connections, run a runner, read and verify the audit record.")
     .version("0.1.0")
+    // Root options only before a command: `planton module get x --version 1.0.0` is the module's version, not the CLI's.
+    .enablePositionalOptions()
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", "\nExample:\n  $ planton auth login --url http://127.0.0.1:3000 --token plt_…\n  $ planton infra component list --env dev\n  $ planton infra job create cmp_01J… --operation update --tail\n");
   program.addCommand(authCommand());
@@ -24,6 +27,7 @@ export function buildProgram(): Command {
   infra.addCommand(infraComponentCommand());
   infra.addCommand(infraJobCommand());
   infra.addCommand(stateBackendCommand());
+  program.addCommand(moduleCommand());
   program.addCommand(runnerCommand());
   program.addCommand(connectionCommand());
   addStateMoveCommands(program);

@@ -15,6 +15,8 @@ export default async function globalSetup() {
   const dbUrl = process.env.DATABASE_URL ?? cluster!.url("postgres");
   // Test gates for the hosted runners: a test holds an apply at a gate and releases it (test/gates.ts).
   const gatesDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-e2e-gates-"));
+  // Git repositories on local disk that the console may register modules from (file:// URLs).
+  const moduleRootsDir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-e2e-module-repos-"));
   ensureBuilt(process.env.E2E_BUILD === "1");
   // One key for secrets at rest, shared by the console and the specs that seed through services
   // (Playwright hands globalSetup's environment to its workers), whatever a spec imported first.
@@ -23,19 +25,20 @@ export default async function globalSetup() {
   const server = await startConsoleServer({
     databaseUrl: dbUrl,
     hostedRunners: Number(process.env.PLANTON_HOSTED_RUNNERS ?? 1),
-    env: { PLANTON_TEST_GATES_DIR: gatesDir },
+    env: { PLANTON_TEST_GATES_DIR: gatesDir, PLANTON_MODULE_LOCAL_ROOTS: moduleRootsDir },
     firstAdmin: "printed",
     logFile: path.join(root, ".tmp", "e2e-server.log"),
   });
   const [, email] = await server.waitForOutput(/Sign in as (\S+)/, "it printed the admin sign-in");
   const [, password] = await server.waitForOutput(/password: (\S+)/, "it printed the admin password");
 
-  fs.writeFileSync(E2E_STATE, JSON.stringify({ baseURL: server.url, email, password, dbUrl, dataDir: server.dataDir, gatesDir }));
+  fs.writeFileSync(E2E_STATE, JSON.stringify({ baseURL: server.url, email, password, dbUrl, dataDir: server.dataDir, gatesDir, moduleRootsDir }));
   process.env.E2E_BASE_URL = server.url;
 
   return async () => {
     await server.stop();
     cluster?.stop();
     fs.rmSync(gatesDir, { recursive: true, force: true });
+    fs.rmSync(moduleRootsDir, { recursive: true, force: true });
   };
 }

@@ -12,6 +12,8 @@ export interface E2eState {
   dataDir: string;
   /** Where the console's hosted runners look for test gates (PLANTON_TEST_GATES_DIR). */
   gatesDir: string;
+  /** A folder the console may register modules from as file:// git repositories (PLANTON_MODULE_LOCAL_ROOTS). */
+  moduleRootsDir: string;
 }
 
 export const e2eState = (): E2eState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e-state.json"), "utf8"));

@@ -23,7 +23,9 @@ export interface StateOutput {
 }
 
 export interface StateResource {
-  mode: "managed";
+  /** The module instance, e.g. `module.site` or `module.site["a"]`; absent for the root module. */
+  module?: string;
+  mode: "managed" | "data";
   type: string;
   name: string;
   /** e.g. provider["registry.opentofu.org/hashicorp/random"] */
@@ -34,7 +36,8 @@ export interface StateResource {
 export type SensitivePath = { type: "get_attr"; value: string }[];
 
 export interface StateInstance {
-  index_key?: number;
+  /** count index (number) or for_each key (string). */
+  index_key?: number | string;
   schema_version: number;
   attributes: Attrs;
   sensitive_attributes: SensitivePath[];
@@ -181,16 +184,27 @@ export interface ChangeSummary {
 export interface ResourceChange {
   address: string;
   previous_address?: string;
-  mode: "managed";
+  /** The module instance holding the resource (absent in the root module). */
+  module_address?: string;
+  mode: "managed" | "data";
   type: string;
   name: string;
-  index?: number;
+  index?: number | string;
   provider_name: string;
   action: ChangeAction;
   /** Why a replace happens, as OpenTofu words it. */
-  action_reason?: "replace_because_cannot_update" | "delete_because_no_resource_config" | "delete_because_count_index";
+  action_reason?:
+    | "replace_because_cannot_update"
+    | "replace_by_triggers"
+    | "delete_because_no_resource_config"
+    | "delete_because_count_index"
+    | "delete_because_each_key"
+    | "delete_because_wrong_repetition"
+    | "delete_because_no_module"
+    | "read_because_config_unknown"
+    | "read_because_dependency_pending";
   change: {
-    /** OpenTofu plan JSON actions: ["create"], ["delete","create"], ["no-op"], ["forget"]… */
+    /** OpenTofu plan JSON actions: ["create"], ["delete","create"], ["create","delete"] (create_before_destroy), ["no-op"], ["forget"]… */
     actions: string[];
     before: Value;
     after: Value;

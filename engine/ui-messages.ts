@@ -1,21 +1,21 @@
 import { NOT_EXECUTED, skippedWords } from "../lib/delete-protection";
 import type { UiChange, ChangeAction, ChangeSummary, Diagnostic, NotExecuted, StateOutput, UiMessage, UiResourceAddr } from "./types";
-import { parseInstanceAddress } from "./state/state";
+import { formatModule, formatResource, parseAddress } from "./state/address";
 import { ENGINE_VERSION, UI_VERSION } from "./version";
 
 type Emit = (line: UiMessage) => void;
 type Body = UiMessage extends infer T ? (T extends unknown ? Omit<T, "@level" | "@message" | "@module" | "@timestamp"> : never) : never;
 
 export function resourceAddr(address: string): UiResourceAddr {
-  const { type, name, index } = parseInstanceAddress(address);
+  const a = parseAddress(address);
   return {
     addr: address,
-    module: "",
-    resource: address,
-    implied_provider: type === "terraform_data" ? "terraform" : type.split("_")[0]!,
-    resource_type: type,
-    resource_name: name,
-    resource_key: index ?? null,
+    module: formatModule(a.module),
+    resource: formatResource(a),
+    implied_provider: a.type === "terraform_data" ? "terraform" : a.type.split("_")[0]!,
+    resource_type: a.type,
+    resource_name: a.name,
+    resource_key: a.key ?? null,
   };
 }
 

@@ -21,6 +21,7 @@ export const AUDIT_TARGET_KINDS = {
   state: { title: "State" },
   state_move: { title: "State move" },
   state_move_item: { title: "State move item" },
+  iac_module: { title: "Module" },
 } as const;
 export type AuditTargetKind = keyof typeof AUDIT_TARGET_KINDS;
 export const AUDIT_TARGET_KIND_NAMES = Object.keys(AUDIT_TARGET_KINDS) as [AuditTargetKind, ...AuditTargetKind[]];
@@ -86,6 +87,8 @@ export const AUDIT_ACTIONS = {
   "state.move.item_failed": { title: "had a state fail to move", target: "state_move_item" },
   "state.move.end": { title: "finished a state move", target: "state_move" },
   "audit.archive": { title: "archived audit events", target: "organization" },
+  "module.register": { title: "registered a module version", target: "iac_module" },
+  "module.policy_change": { title: "changed who may register modules", target: "organization" },
 } as const satisfies Record<string, { title: string; target: AuditTargetKind }>;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
@@ -126,6 +129,8 @@ export function auditTargetHref(org: string, kind: string, targetId: string | nu
     case "state_move":
     case "state_move_item":
       return `${o}/settings/state-backends/move`;
+    case "iac_module":
+      return `${o}/settings/modules`;
     default:
       return null;
   }

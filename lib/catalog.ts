@@ -1,12 +1,22 @@
 // The platform catalog: kinds, the fields of their specs, and the modules that provision them.
 import { z } from "zod";
 
+/** A JSON value: what a `json` field (an HCL list, map, object or any) holds. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
 export interface SpecField {
   name: string;
-  type: "string" | "number" | "boolean";
+  /** `json`: an HCL list, map, set, tuple, object or `any` input, entered as JSON (its HCL type in `hclType`). */
+  type: "string" | "number" | "boolean" | "json";
   required?: boolean;
-  default?: string | number | boolean;
+  default?: JsonValue;
   description: string;
+  /** The HCL type a module's `variable` declares (`list(string)`, `map(number)`, …), for fields derived from a module. */
+  hclType?: string;
+  /** A `sensitive` variable: the form masks it; put secrets in as `$secret/NAME` references. */
+  sensitive?: boolean;
+  /** The module's `validation` blocks, checked with the variable's value when the spec is saved. */
+  validations?: { condition: string; errorMessage: string }[];
   pattern?: string;
   patternHint?: string;
   min?: number;
@@ -61,7 +71,7 @@ export const PLATFORM_CATALOG: CatalogKindDef[] = [
       { name: "bucket_name", type: "string", required: true, description: "Globally unique bucket name.", pattern: "^[a-z0-9][a-z0-9.-]{2,62}$", patternHint: "3–63 lower-case letters, digits, dots and dashes" },
       { name: "versioning", type: "boolean", default: true, description: "Keep every version of each object." },
     ],
-    module: { name: "aws-s3-bucket", provisioner: "tofu", version: "0.3.0", source: "registry:planton/aws-s3-bucket" },
+    module: { name: "aws-s3-bucket", provisioner: "tofu", version: "1.0.0", source: "catalog/modules/aws-s3-bucket" },
   },
 ];
 
@@ -157,8 +167,10 @@ export function fieldsSchema(fields: SpecField[]) {
       if (f.min !== undefined) num = num.min(f.min, { error: `${f.name} must be at least ${f.min}` });
       if (f.max !== undefined) num = num.max(f.max, { error: `${f.name} must be at most ${f.max}` });
       s = num;
-    } else {
+    } else if (f.type === "boolean") {
       s = z.boolean({ error: `${f.name} must be true or false` });
+    } else {
+      s = z.json({ error: `${f.name} must be a JSON value${f.hclType ? ` of type ${f.hclType}` : ""}` });
     }
     shape[f.name] = f.required ? s : s.optional();
   }

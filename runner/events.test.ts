@@ -7,19 +7,53 @@ import { EventUploader } from "./events";
 import { Redactor } from "./redact";
 import { startRunnerConsole, type RunnerConsole } from "./test/console";
 
-describe("event uploader: its timer", () => {
-  afterEach(() => void vi.useRealTimers());
+describe("event uploader: when it sends", () => {
+  /** A send that records each batch and answers only when the test says so. */
+  function heldSend() {
+    const batches: number[][] = [];
+    const answers: (() => void)[] = [];
+    let arrived: (() => void) | undefined;
+    const send = (events: UploadedEvent[]) => {
+      batches.push(events.map((e) => e.seq));
+      arrived?.();
+      return new Promise<void>((resolve) => answers.push(resolve));
+    };
+    /** Resolves once `n` batches have been sent. */
+    const sent = (n: number) => new Promise<void>((resolve) => (batches.length >= n ? resolve() : (arrived = () => batches.length >= n && resolve())));
+    return { batches, send, sent, answer: (i: number) => answers[i]!() };
+  }
 
-  it("flushes a small batch by itself once its flush delay has passed, without waiting for a full batch", async () => {
+  it("sends the first event at once, with no timer, and puts the events that arrive during an upload in the next one", async () => {
     vi.useFakeTimers();
+    try {
+      const s = heldSend();
+      const up = new EventUploader({ send: s.send });
+      up.emit("apply", { type: "log", payload: { line: "one" } });
+      // No clock moves: the upload starts on its own.
+      await s.sent(1);
+      expect(s.batches).toEqual([[1]]);
+      up.emit("apply", { type: "log", payload: { line: "two" } });
+      up.emit("apply", { type: "log", payload: { line: "three" } });
+      up.emit("apply", { type: "log", payload: { line: "four" } });
+      expect(s.batches).toEqual([[1]]);
+      s.answer(0);
+      await s.sent(2);
+      expect(s.batches).toEqual([[1], [2, 3, 4]]);
+      s.answer(1);
+      await up.flush();
+      expect(up.queued).toBe(0);
+      expect(s.batches).toEqual([[1], [2, 3, 4]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("sends the events emitted in one go together, up to its batch size", async () => {
     const sent: number[][] = [];
-    const up = new EventUploader({ send: async (e) => void sent.push(e.map((x) => x.seq)), flushMs: 200 });
-    up.emit("init", { type: "log", payload: { line: "one" } });
-    up.emit("init", { type: "log", payload: { line: "two" } });
-    await vi.advanceTimersByTimeAsync(199);
-    expect(sent).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(sent).toEqual([[1, 2]]);
+    const up = new EventUploader({ send: async (e) => void sent.push(e.map((x) => x.seq)), maxBatch: 3 });
+    for (let i = 0; i < 7; i++) up.emit(null, { type: "log", payload: { line: `l${i}` } });
+    await up.flush();
+    expect(sent).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
   });
 });
 

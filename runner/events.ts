@@ -1,5 +1,6 @@
-// Batches progress events, numbers them from 1 per attempt, and uploads them in order. A failed
-// batch is sent again with the same seq numbers, so the server can drop what it already has.
+// Numbers progress events from 1 per attempt and uploads them in order, promptly: an event goes out
+// as soon as no upload is in flight, and what arrives during one goes in the next (at most maxBatch).
+// A failed batch is sent again with the same seq numbers, so the server can drop what it already has.
 import type { RunnerEventType, StepName, UploadedEvent } from "../lib/runner-protocol";
 
 export interface EventDraft {
@@ -11,7 +12,6 @@ export interface EventDraft {
 export interface EventUploaderOptions {
   /** Sends one batch; resolves when the server accepted it. */
   send: (events: UploadedEvent[]) => Promise<unknown>;
-  flushMs?: number;
   maxBatch?: number;
   /** Applied to every payload before it is queued (masks secrets). */
   redact?: (payload: Record<string, unknown>) => Record<string, unknown>;
@@ -23,14 +23,13 @@ export interface EventUploaderOptions {
 export class EventUploader {
   private seq = 0;
   private pending: UploadedEvent[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private scheduled = false;
   private sending: Promise<void> | undefined;
   private closed = false;
-  private readonly flushMs: number;
   private readonly maxBatch: number;
 
   constructor(private readonly opts: EventUploaderOptions) {
-    this.flushMs = opts.flushMs ?? 200;
     this.maxBatch = opts.maxBatch ?? 100;
   }
 
@@ -43,17 +42,26 @@ export class EventUploader {
     return this.pending.length;
   }
 
+  /**
+   * Queues an event. It goes out as soon as the uploader is idle (events emitted in the same tick go
+   * together); events that arrive while an upload is in flight go in the next one.
+   */
   emit(operation: StepName | null, draft: EventDraft): void {
     if (this.closed) throw new Error("event uploader is closed");
     const payload = this.opts.redact ? this.opts.redact(draft.payload) : draft.payload;
     this.pending.push({ seq: ++this.seq, ts: new Date().toISOString(), operation, type: draft.type, payload });
-    if (this.pending.length >= this.maxBatch) void this.background();
-    else this.timer ??= setTimeout(() => void this.background(), this.flushMs);
+    if (!this.sending && !this.retry && !this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(() => {
+        this.scheduled = false;
+        void this.background();
+      });
+    }
   }
 
   /** Sends everything queued so far; rejects (keeping the events queued) when the server cannot be reached. */
   async flush(): Promise<void> {
-    this.clearTimer();
+    this.clearRetry();
     while (this.pending.length > 0) await this.sendOne();
   }
 
@@ -63,21 +71,20 @@ export class EventUploader {
     this.closed = true;
   }
 
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  private clearRetry(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
   }
 
+  /** Sends until nothing is queued: each upload takes everything that arrived during the one before. */
   private async background(): Promise<void> {
-    this.clearTimer();
+    this.clearRetry();
     try {
-      while (this.pending.length >= this.maxBatch) await this.sendOne();
-      if (this.pending.length > 0) await this.sendOne();
-    } catch (err) {
+      while (this.pending.length > 0) await this.sendOne();
+    } catch {
       // Keep the batch; try again later with the same seq numbers.
-      if (!this.closed && this.pending.length > 0) this.timer ??= setTimeout(() => void this.background(), this.opts.retryMs ?? 1000);
+      if (!this.closed && this.pending.length > 0) this.retry ??= setTimeout(() => void this.background(), this.opts.retryMs ?? 1000);
     }
-    if (this.pending.length > 0 && !this.timer) this.timer = setTimeout(() => void this.background(), this.flushMs);
   }
 
   /** One batch at a time, in order. */

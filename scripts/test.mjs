@@ -43,6 +43,16 @@ if (want("unit") || want("e2e")) {
   }
 }
 
+// The CLI suites start hundreds of `planton` processes, the job suites dozens of runners: they start
+// from esbuild bundles (scripts/bundles.mjs), built here once rather than by the first of them. Should
+// one fail to build, they still run (through tsx, slowly): that is reported, not hidden.
+if (want("unit") || want("e2e")) {
+  if (!run("CLI and runner bundles", process.execPath, [path.join(root, "scripts/bundles.mjs")])) {
+    failed++;
+    failures.push("scripts/bundles.mjs (the planton CLI and runner bundles)");
+  }
+}
+
 if (want("unit") && built) {
   const report = path.join(tmp, "vitest-report.json");
   fs.rmSync(report, { force: true });

@@ -3,6 +3,7 @@
 // action, actor, target and names (plus, for one that queues a job, that job's job.create, named by its case). A mutation without a case here fails the walk, so a new one cannot
 // ship without its audit event. Refusals and queries must leave none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -156,6 +157,20 @@ const CASES: Record<string, Case | Case[] | NoEvent> = {
   "apiTokens.revoke": {
     input: async () => ({ org: org(), id: (w.ids.ci = (await createApiToken(t.db, w.org.actor("engineer"), { name: "walk-ci" })).id) }),
     expect: () => ({ action: "api_token.revoke", targetId: w.ids.ci, targetName: "walk-ci" }),
+  },
+  "modules.register": {
+    input: () => {
+      fs.mkdirSync(DIR("walk-module"), { recursive: true });
+      fs.writeFileSync(path.join(DIR("walk-module"), "main.tf"), 'variable "word" {\n  type = string\n}\n');
+      execFileSync("tar", ["-czf", DIR("walk-module.tar.gz"), "-C", DIR("walk-module"), "."]);
+      const contentBase64 = fs.readFileSync(DIR("walk-module.tar.gz")).toString("base64");
+      return { org: org(), name: "walk-module", version: "1.0.0", kind: "WalkThing", provisioner: "builtin", source: { type: "archive", fileName: "walk-module.tar.gz", contentBase64 } };
+    },
+    expect: (out) => ({ action: "module.register", targetId: out.id, targetName: "walk-module@1.0.0" }),
+  },
+  "modules.setPolicy": {
+    input: () => ({ org: org(), engineersMayRegister: true }),
+    expect: () => ({ action: "module.policy_change", targetId: w.org.orgId, targetName: w.org.slug, changes: { engineersMayRegister: { from: false, to: true } } }),
   },
   "runners.register": {
     input: () => ({ org: org(), name: "walk-runner" }),

@@ -94,6 +94,11 @@ export const SERVER_ENV = {
     "/srv/sites:/srv/exports",
     "folders besides <data folder>/local-infra/<organization> where hosted runners may write a `local` connection's files",
   ),
+  PLANTON_MODULE_LOCAL_ROOTS: envVar(
+    absoluteFolders(),
+    "/srv/git:/srv/modules",
+    "folders whose git repositories (`file://` URLs and plain paths) organizations may register modules from (default: none, only remote URLs)",
+  ),
   PLANTON_LEASE_SECONDS: envVar(wholeNumber(1, 3600, 30), "60", "how long a runner's hold on a job lasts without a heartbeat before the job's runner is declared lost"),
   PLANTON_AUDIT_RETENTION_DAYS: envVar(
     wholeNumber(1, 36500),

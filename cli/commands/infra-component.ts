@@ -10,6 +10,19 @@ import { client } from "../config";
 import { c, example, out, Refusal, table } from "../output";
 import { afterStart, withRunFlags, type RunFlags } from "./infra-job";
 
+/** --module: `name@version` pins one; `latest` follows the registry's latest (null). */
+function moduleChoice(v: string): string | null {
+  if (v === "latest") return null;
+  if (!/^[a-z][a-z0-9-]{1,62}@\S+$/.test(v)) throw new InvalidArgumentError(`expected name@version (e.g. team-bucket@1.2.0) or latest, got "${v}"`);
+  return v;
+}
+
+const MODULE_RULE_WORDS = { custom: "pinned on the component", organization: "the organization registry's latest", platform: "the platform's", none: "none registered for its kind" } as const;
+function moduleWords(m: InfraComponent["module"]): string {
+  if (!m.resolved) return m.pinned ? `${m.pinned} (pinned, not registered)` : MODULE_RULE_WORDS.none;
+  return `${m.resolved} (${MODULE_RULE_WORDS[m.rule]}${m.sha256 ? `, sha256 ${m.sha256.slice(0, 12)}` : ""})`;
+}
+
 /** --spec-file: a YAML or JSON object (JSON is read strictly, so a typo names its position). */
 function readSpecFile(file: string): Record<string, unknown> {
   let text: string;
@@ -108,6 +121,7 @@ export function infraComponentCommand(): Command {
       out(`  Spec version:  v${cmp.specVersion}`);
       out(`  Connection:    ${cmp.connection ?? "(none: its jobs cannot deploy until it has one)"}`);
       out(`  State backend: ${cmp.stateBackend ?? "(the organization's default)"}`);
+      out(`  Module:        ${moduleWords(cmp.module)}`);
       if (cmp.description) out(`  Description:   ${cmp.description}`);
       out(`  Last job:      ${jobRef(cmp.lastJob)}`);
       out(c.bold("Spec:"));
@@ -137,10 +151,18 @@ export function infraComponentCommand(): Command {
       .option("--description <text>", "what it is for")
       .option("--connection <name>", "the connection its jobs deploy through, e.g. local-sandbox (needed to deploy)")
       .option("--state-backend <name>", "where its state lives (default: the organization's default)")
+      .option("--module <name@version>", "a registered module version for its kind to pin (planton module list); default: follow the registry's latest", moduleChoice)
       .option("--no-deploy", "save it without deploying: a draft, until you deploy it"),
   )
-    .addHelpText("after", example("planton infra component create site --env dev --kind StaticSite --spec-file site.yaml --tail", "planton infra component create shop --env prod --kind StaticSite --spec-file shop.json --no-deploy"))
-    .action(async (name: string, o: ChangeFlags & { env: string; kind: string; specFile?: Record<string, unknown>; description?: string; connection?: string; stateBackend?: string }) => {
+    .addHelpText(
+      "after",
+      example(
+        "planton infra component create site --env dev --kind StaticSite --spec-file site.yaml --tail",
+        "planton infra component create shop --env prod --kind StaticSite --spec-file shop.json --no-deploy",
+        "planton infra component create logs --env dev --kind TeamBucket --spec-file logs.yaml --module team-bucket@1.2.0",
+      ),
+    )
+    .action(async (name: string, o: ChangeFlags & { env: string; kind: string; specFile?: Record<string, unknown>; description?: string; connection?: string; stateBackend?: string; module?: string | null }) => {
       const api = client();
       const change = await api.components.create({
         name,
@@ -150,6 +172,7 @@ export function infraComponentCommand(): Command {
         ...(o.description !== undefined ? { description: o.description } : {}),
         ...(o.connection ? { connection: o.connection } : {}),
         ...(o.stateBackend ? { stateBackend: o.stateBackend } : {}),
+        ...(o.module ? { module: o.module } : {}),
         deploy: o.deploy,
         versionMessage: o.versionMessage ?? "",
       });
@@ -165,6 +188,7 @@ export function infraComponentCommand(): Command {
       .option("--description <text>", "what it is for")
       .option("--connection <name>", "the connection its jobs use")
       .option("--state-backend <name>", "where its state lives")
+      .option("--module <name@version|latest>", "pin a registered module version for its kind, or `latest` to follow the registry's latest", moduleChoice)
       .option("--base-version <n>", "the spec version your change is based on (default: the one read just before); refused if someone changed it since", (v) => {
         const n = Number(v);
         if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a spec version (1, 2, …), got "${v}"`);
@@ -174,9 +198,14 @@ export function infraComponentCommand(): Command {
   )
     .addHelpText(
       "after",
-      example("planton infra component update cmp_01J… --spec-file site.yaml --tail -m \"a second page\"", "planton infra component update cmp_01J… --spec-file site.yaml --base-version 3"),
+      example(
+        "planton infra component update cmp_01J… --spec-file site.yaml --tail -m \"a second page\"",
+        "planton infra component update cmp_01J… --spec-file site.yaml --base-version 3",
+        "planton infra component update cmp_01J… --module team-bucket@1.3.0",
+        "planton infra component update cmp_01J… --module latest",
+      ),
     )
-    .action(async (id: string, o: ChangeFlags & { specFile?: Record<string, unknown>; description?: string; connection?: string; stateBackend?: string; baseVersion?: number }) => {
+    .action(async (id: string, o: ChangeFlags & { specFile?: Record<string, unknown>; description?: string; connection?: string; stateBackend?: string; baseVersion?: number; module?: string | null }) => {
       const api = client();
       // The version this change is based on: a change someone saved since is refused rather than overwritten.
       const baseVersion = o.baseVersion ?? (await api.components.get(id)).specVersion;
@@ -186,6 +215,7 @@ export function infraComponentCommand(): Command {
         ...(o.description !== undefined ? { description: o.description } : {}),
         ...(o.connection !== undefined ? { connection: o.connection } : {}),
         ...(o.stateBackend !== undefined ? { stateBackend: o.stateBackend } : {}),
+        ...(o.module !== undefined ? { module: o.module } : {}),
         deploy: o.deploy,
         versionMessage: o.versionMessage ?? "",
       });

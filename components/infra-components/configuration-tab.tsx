@@ -17,16 +17,20 @@ import { SelectField, TextField } from "@/components/ui/field";
 import { Card, QueryState } from "@/components/ui/page";
 import { FormAlert } from "@/components/settings/shared";
 import { ComponentActionButton, versionHref, type ComponentView } from "./component-ui";
+import { ComponentModuleCard } from "./component-module-card";
+import { ModulePicker } from "./module-picker";
 import { SpecEditor } from "./spec-editor";
 
 interface Draft {
   description: string;
   spec: Record<string, unknown>;
   connection: string;
+  /** "" follows the registry's latest for the kind; `name@version` pins that version. */
+  module: string;
   versionMessage: string;
 }
 
-const draftOf = (c: ComponentView): Draft => ({ description: c.description, spec: { ...(c.spec as Record<string, unknown>) }, connection: c.connection ?? "", versionMessage: "" });
+const draftOf = (c: ComponentView): Draft => ({ description: c.description, spec: { ...(c.spec as Record<string, unknown>) }, connection: c.connection ?? "", module: c.module.pinned ?? "", versionMessage: "" });
 
 /** What the last save did, shown until the next edit. */
 interface Saved {
@@ -50,6 +54,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
   const [reloaded, setReloaded] = useState<number | null>(null);
   const [saved, setSaved] = useState<Saved | null>(null);
   const [deploying, setDeploying] = useState(true);
+  const [jsonErrors, setJsonErrors] = useState<Record<string, string>>({});
 
   const open = () => {
     setEditing({ draft: draftOf(c), baseVersion: c.specVersion });
@@ -58,6 +63,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
     setRefusal(null);
     setReloaded(null);
     setSaved(null);
+    setJsonErrors({});
   };
   const close = () => {
     setEditing(null);
@@ -101,6 +107,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
 
   const submit = (deploy: boolean) => {
     if (!editing) return;
+    if (Object.keys(jsonErrors).length) return setErrors(jsonErrors);
     setDeploying(deploy);
     const d = editing.draft;
     save.mutate({
@@ -110,6 +117,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
       description: d.description,
       spec: d.spec,
       connection: d.connection || null,
+      module: d.module || null,
       versionMessage: d.versionMessage,
       deploy,
     });
@@ -141,6 +149,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
               deploying={deploying}
               onCancel={close}
               onSave={submit}
+              onJsonErrors={setJsonErrors}
               alert={
                 <>
                   {conflict && (
@@ -170,6 +179,7 @@ export function ConfigurationTab({ component: c }: { component: ComponentView })
         </Card>
       </div>
       <div className="space-y-6">
+        <ComponentModuleCard component={c} />
         <Card title="Connection">
           <p className="text-sm">{c.connection ? <span className="font-medium">{c.connection}</span> : <span className="text-slate-500">None: jobs will fail preflight until one is chosen.</span>}</p>
         </Card>
@@ -243,6 +253,7 @@ function EditForm({
   deploying,
   onCancel,
   onSave,
+  onJsonErrors,
   alert,
 }: {
   component: ComponentView;
@@ -253,6 +264,7 @@ function EditForm({
   deploying: boolean;
   onCancel: () => void;
   onSave: (deploy: boolean) => void;
+  onJsonErrors: (errors: Record<string, string>) => void;
   alert: React.ReactNode;
 }) {
   const org = useOrg();
@@ -275,7 +287,7 @@ function EditForm({
           <TextField label="Description" value={draft.description} maxLength={500} onChange={(e) => set({ description: e.target.value })} error={errors.description} placeholder="Optional: what this is for" />
           <fieldset>
             <legend className="mb-2 text-sm font-semibold text-slate-900">Spec</legend>
-            <SpecEditor fields={k.fields} value={draft.spec} onChange={(spec) => set({ spec })} errors={errors} />
+            <SpecEditor fields={k.fields} value={draft.spec} onChange={(spec) => set({ spec })} errors={errors} onJsonErrors={onJsonErrors} />
             {errors.spec && <p role="alert" className="mt-2 text-xs text-rose-600">{errors.spec}</p>}
           </fieldset>
           <SelectField label="Connection" value={draft.connection} onChange={(e) => set({ connection: e.target.value })} error={errors.connection}>
@@ -287,6 +299,7 @@ function EditForm({
             ))}
             {draft.connection && !matching.some((x) => x.name === draft.connection) && <option value={draft.connection}>{draft.connection}</option>}
           </SelectField>
+          <ModulePicker kind={c.kind} value={draft.module} onChange={(module) => set({ module })} error={errors.module} />
           <TextField
             label="Version message"
             hint="Why you change it, like a commit message; shown on the version and its update job."

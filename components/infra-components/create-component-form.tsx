@@ -12,6 +12,7 @@ import { cn } from "@/components/ui/cn";
 import { fieldErrorsOf, messageOf } from "@/components/ui/errors";
 import { SelectField, TextField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
+import { ModulePicker } from "./module-picker";
 import { SpecEditor } from "./spec-editor";
 import { nameRefusal } from "@/lib/names";
 
@@ -29,6 +30,8 @@ export function CreateComponentForm() {
   const [description, setDescription] = useState("");
   const [spec, setSpec] = useState<Record<string, unknown>>({});
   const [connection, setConnection] = useState("");
+  const [module, setModule] = useState("");
+  const [jsonErrors, setJsonErrors] = useState<Record<string, string>>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
   const selected = kinds.data?.find((k) => k.kind === kind);
   const matching = useMemo(() => conns.data?.filter((c) => !selected || c.provider === selected.provider) ?? [], [conns.data, selected]);
@@ -78,14 +81,15 @@ export function CreateComponentForm() {
     if (!environment) local.environment = "Pick an environment";
     const refusal = nameRefusal(name);
     if (refusal) local.name = refusal;
+    Object.assign(local, jsonErrors);
     if (selected) {
       const parsed = fieldsSchema(selected.fields).safeParse(spec);
-      if (!parsed.success) for (const i of parsed.error.issues) local[`spec.${i.path.join(".")}`] ??= i.message;
+      if (!parsed.success) for (const i of parsed.error.issues) local[i.path.length ? `spec.${i.path.join(".")}` : "spec"] ??= i.message;
     }
     setErrors(local);
     if (Object.keys(local).length) return;
     setDeploying(deploy);
-    create.mutate({ org: org.slug, kind, environment, name, description, spec, connection: connection || undefined, deploy });
+    create.mutate({ org: org.slug, kind, environment, name, description, spec, connection: connection || undefined, module: module || null, deploy });
   }
 
   return (
@@ -113,11 +117,16 @@ export function CreateComponentForm() {
                     onClick={() => {
                       setKind(k.kind);
                       setSpec({});
+                      setJsonErrors({});
+                      setModule("");
                       setConnectionTouched(false);
                     }}
                     className={cn("rounded-lg p-4 text-left ring-1 transition", kind === k.kind ? "bg-indigo-50 ring-2 ring-indigo-500" : "ring-slate-200 hover:ring-slate-300")}
                   >
-                    <div className="text-sm font-semibold text-slate-900">{k.title}</div>
+                    <div className="flex items-center justify-between gap-2">
+                      <span className="text-sm font-semibold text-slate-900">{k.title}</span>
+                      {k.scope === "organization" && <span className="rounded-full bg-indigo-50 px-2 py-0.5 text-[11px] font-medium text-indigo-700 ring-1 ring-inset ring-indigo-200">your own</span>}
+                    </div>
                     <div className="font-mono text-xs text-slate-500">{k.kind}</div>
                     <div className="mt-2 text-xs text-slate-600">{k.description}</div>
                     <div className="mt-2 text-xs text-slate-500">Provider: {k.provider}</div>
@@ -146,8 +155,25 @@ export function CreateComponentForm() {
           </div>
         </Card>
 
-        <Card title="Spec" description={selected ? `Validated against the ${selected.kind} schema.` : "Pick a kind to see its fields."}>
-          {selected ? <SpecEditor fields={selected.fields} value={spec} onChange={setSpec} errors={errors} /> : <p className="text-sm text-slate-500">No kind selected yet.</p>}
+        <Card
+          title="Spec"
+          description={
+            !selected
+              ? "Pick a kind to see its fields."
+              : selected.scope === "organization"
+                ? `${selected.kind} is your organization's own kind: its fields are its module's variables, and the module's validation rules are checked when you save.`
+                : `Validated against the ${selected.kind} schema.`
+          }
+        >
+          {selected ? (
+            selected.fields.length ? (
+              <SpecEditor key={selected.kind} fields={selected.fields} value={spec} onChange={setSpec} errors={errors} onJsonErrors={setJsonErrors} />
+            ) : (
+              <p className="text-sm text-slate-500">{selected.kind} has no fields: its module takes no inputs.</p>
+            )
+          ) : (
+            <p className="text-sm text-slate-500">No kind selected yet.</p>
+          )}
           {errors.spec && <p role="alert" className="mt-2 text-xs text-rose-600">{errors.spec}</p>}
         </Card>
 
@@ -169,6 +195,10 @@ export function CreateComponentForm() {
               </option>
             ))}
           </SelectField>
+        </Card>
+
+        <Card title="IaC module" description="The module its jobs run: the latest registered for the kind, or one version pinned.">
+          {selected ? <ModulePicker kind={selected.kind} value={module} onChange={setModule} error={errors.module} /> : <p className="text-sm text-slate-500">Pick a kind to see its modules.</p>}
         </Card>
 
         <div className="flex flex-wrap items-center justify-end gap-2">

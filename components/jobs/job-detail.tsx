@@ -1,8 +1,8 @@
 "use client";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, ChevronRight, Radio, Trash2, WifiOff } from "lucide-react";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
@@ -18,7 +18,7 @@ import { COMPONENT_STATUS_WORDS } from "@/lib/component-lifecycle";
 import { versionHref } from "@/components/infra-components/component-ui";
 import { ApproveButton } from "./approve-dialog";
 import { CancelButton, RerunButton } from "./job-actions";
-import { useJobEvents, type StreamState } from "./job-events";
+import { applyStatusEvents, useJobEvents, type StreamState } from "./job-events";
 import { JobRouteLine } from "./job-route";
 import { JobSteps } from "./job-steps";
 import { elapsed, moduleOf, operationLabel, ResultBadge, StatusBadge, useNow } from "./job-ui";
@@ -27,12 +27,17 @@ import { PreflightChecks } from "./preflight-report";
 export function JobDetail({ id }: { id: string }) {
   const org = useOrg();
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const jobQuery = trpc.jobs.get.queryOptions({ org: org.slug, id });
   const job = useQuery({
-    ...trpc.jobs.get.queryOptions({ org: org.slug, id }),
-    // The event stream drives refetches; this slow poll only covers a stream that cannot connect.
+    ...jobQuery,
+    // The event stream keeps the job current; this slow poll only covers a stream that cannot connect.
     refetchInterval: (q) => (q.state.data && q.state.data.status !== "completed" ? 15000 : false),
   });
-  const events = useJobEvents(org.slug, id, () => void job.refetch());
+  // Status events are applied to the job held in the cache; after any read of the job, those newer than it are applied again.
+  const applyEvents = () => void queryClient.setQueryData(jobQuery.queryKey, (held) => (held ? applyStatusEvents(held, events.store.after(held.eventSeq)) : held));
+  const events = useJobEvents(org.slug, id, { onStatus: applyEvents, refetch: () => void job.refetch() });
+  useEffect(applyEvents, [job.dataUpdatedAt]);
   const j = job.data;
   const now = useNow(j?.status === "running");
   const params = useSearchParams();

@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { BookOpen, Boxes, Cable, ChevronsUpDown, Database, History, KeyRound, Layers, LockKeyhole, LogOut, ScrollText, Server, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
+import { BookOpen, Boxes, Cable, ChevronsUpDown, Database, History, KeyRound, Layers, LockKeyhole, LogOut, Package, ScrollText, Server, ShieldCheck, SlidersHorizontal, Users, Variable } from "lucide-react";
 import type { ComponentType, ReactNode } from "react";
 import { authClient } from "@/lib/auth-client";
 import { AwaitingApprovalBadge } from "@/components/jobs/awaiting-approval-badge";
@@ -32,6 +32,7 @@ export function navSections(slug: string): { title?: string; items: NavItem[] }[
         { href: `${base}/settings/connections`, label: "Connections", icon: Cable },
         { href: `${base}/settings/runners`, label: "Runners", icon: Server },
         { href: `${base}/settings/state-backends`, label: "State Backends", icon: Database },
+        { href: `${base}/settings/modules`, label: "Modules", icon: Package },
         { href: `${base}/settings/secrets`, label: "Secrets & Variables", icon: Variable },
         { href: `${base}/settings/flow-control`, label: "Flow Control", icon: SlidersHorizontal },
         { href: `${base}/settings/members`, label: "Members", icon: Users },

@@ -1,4 +1,4 @@
-import { index, pgEnum, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, pgEnum, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./common";
 import { users } from "./auth";
 
@@ -10,6 +10,8 @@ export const organizations = pgTable("organizations", {
   name: text("name").notNull(),
   /** The organization's default runner; null means a Planton-hosted runner. */
   defaultRunnerId: text("default_runner_id"),
+  /** Whether engineers may register module versions in the organization's registry (admins always may). */
+  engineersRegisterModules: boolean("engineers_register_modules").notNull().default(false),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -9,6 +9,12 @@ export interface EvalScope {
   local(name: string, range: SourceRange): Value;
   resource(type: string, name: string, range: SourceRange): Value;
   countIndex?: number;
+  /** `each.key` / `each.value` in a resource or module that sets for_each. */
+  each?: { key: Value; value: Value };
+  /** `module.NAME`: the called module's outputs as an object (a list or map of them with count or for_each). */
+  module?(name: string, range: SourceRange): Value;
+  /** `data.TYPE.NAME`: the data source's attributes (a list or map of them with count or for_each). */
+  data?(type: string, name: string, range: SourceRange): Value;
 }
 
 const U = UNKNOWN as unknown as Value;
@@ -21,7 +27,7 @@ export function references(expr: Expr): { addr: string; range: SourceRange }[] {
       case "scope": {
         const first = e.steps[0];
         if (["count", "each", "self", "path", "terraform"].includes(e.root)) break;
-        if (first?.kind === "attr") out.push({ addr: `${e.root}.${first.name}`, range: e.range });
+        if (first?.kind === "attr") out.push({ addr: referenceAddr(e, first.name), range: e.range });
         else throw new ConfigError(`Invalid reference: "${e.root}" must be followed by an attribute name, like ${e.root}.name`, e.range);
         e.steps.forEach((s) => s.kind === "index" && visit(s.key));
         break;
@@ -60,6 +66,17 @@ export function references(expr: Expr): { addr: string; range: SourceRange }[] {
   };
   visit(expr);
   return out;
+}
+
+/** `module.NAME.OUTPUT` (or `module.NAME` when no output is named) and `data.TYPE.NAME`; else `root.first`. */
+function referenceAddr(e: Extract<Expr, { kind: "scope" }>, first: string): string {
+  const second = e.steps[1];
+  if (e.root === "data") {
+    if (second?.kind !== "attr") throw new ConfigError(`Invalid data source reference: write data.TYPE.NAME, like data.local_file.${first}.content`, e.range);
+    return `data.${first}.${second.name}`;
+  }
+  if (e.root === "module" && second?.kind === "attr") return `module.${first}.${second.name}`;
+  return `${e.root}.${first}`;
 }
 
 export function evaluate(expr: Expr, scope: EvalScope): Value {
@@ -131,6 +148,7 @@ export function evaluate(expr: Expr, scope: EvalScope): Value {
 function stepsConsumed(expr: Extract<Expr, { kind: "scope" }>): number {
   if (expr.root === "count" || expr.root === "path" || expr.root === "terraform") return 1;
   if (expr.root === "var" || expr.root === "local") return 1;
+  if (expr.root === "data") return 2; // data + type + name
   return 1; // resource: type + name
 }
 
@@ -153,9 +171,21 @@ function rootValue(expr: Extract<Expr, { kind: "scope" }>, scope: EvalScope): Va
       return ".";
     case "terraform":
       return first.name === "workspace" ? "default" : null;
-    case "each":
+    case "each": {
+      if (!scope.each) throw new ConfigError("Invalid reference: each.key and each.value are only available in a resource or module that sets for_each", expr.range);
+      if (first.name !== "key" && first.name !== "value") throw new ConfigError(`Invalid reference: each has only key and value, not "${first.name}"`, expr.range);
+      return first.name === "key" ? scope.each.key : scope.each.value;
+    }
+    case "module":
+      if (!scope.module) throw new ConfigError("Module references are not allowed here", expr.range);
+      return scope.module(first.name, expr.range);
+    case "data": {
+      const second = expr.steps[1];
+      if (!scope.data) throw new ConfigError("Data source references are not allowed here", expr.range);
+      if (second?.kind !== "attr") throw new ConfigError(`Invalid data source reference: write data.TYPE.NAME, like data.local_file.${first.name}.content`, expr.range);
+      return scope.data(first.name, second.name, expr.range);
+    }
     case "self":
-    case "data":
       throw new ConfigError(`Unsupported reference: "${expr.root}." references are not supported by the builtin engine`, expr.range);
     default:
       return scope.resource(expr.root, first.name, expr.range);

@@ -54,7 +54,7 @@ resource "random_pet" "name" {
   });
 
   it("refuses unsupported constructs with file:line and a reason", () => {
-    expect(() => parseModule({ "main.tf": `data "x" "y" {}\n` })).toThrow(/^main\.tf:1: Unsupported block type: "data" blocks/);
+    expect(() => parseModule({ "main.tf": `check "x" {}\n` })).toThrow(/^main\.tf:1: Unsupported block type: "check" blocks/);
     expect(() => parseModule({ "main.tf": `locals {\n  a = [for x in y : x]\n}\n` })).toThrow(/^main\.tf:2: "for" expressions are not supported/);
     expect(() => parseModule({ "main.tf": `locals {\n  a = "%{ if true }x%{ endif }"\n}\n` })).toThrow(/^main\.tf:2: Template directives/);
     expect(() => parseModule({ "main.tf": `variable "x" {\n  colour = 1\n}\n` })).toThrow(/^main\.tf:2: Unsupported argument: an argument named "colour"/);

@@ -1,12 +1,16 @@
 import { parseModule } from "../config/module";
 import { EngineError, StalePlanError } from "../errors";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, findInstance, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
+import { cloneState, findInstance, listInstances, sameContent, setInstance } from "../state/state";
+import { configAddressOf } from "../state/address";
 import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
-import { evaluateResourceConfig, makeScope, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
-import { evaluateOutputs, idOf } from "./refresh";
+import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
+import { evaluateResourceConfig, instanceScope } from "./expand";
+import { readData } from "./data-sources";
+import { configWithIgnores } from "./lifecycle";
+import { evaluateOutputs } from "./refresh";
 import { providerAddress } from "../providers/provider";
 
 /** Refuses a plan made against a different state than the one we have now. */
@@ -89,7 +93,7 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   if (skipped) done.skipped_deletes = skipped;
   const g = new Graph();
   const byAddr = new Map(changes.map((c) => [c.address, c]));
-  const base = (a: string) => a.replace(/\[\d+\]$/, "");
+  const base = configAddressOf;
   const deletes = changes.filter((c) => c.action === "delete");
   for (const c of changes) {
     g.add(c.address);
@@ -143,6 +147,7 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
 }
 
 async function applyChange(ctx: OperationContext, c: ResourceChange, working: StateV4, done: ChangeSummary): Promise<void> {
+  if (c.mode === "data") return readPlannedData(ctx, c, working);
   const p = ctx.providers.forType(c.type);
   if (!p) throw new EngineError(`${c.address}: the builtin engine has no provider for "${c.type}"`);
   const providerAddr = providerAddress(p.schema);
@@ -170,14 +175,13 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
     });
   };
 
-  const write = async (prior: Attrs | null, action: "create" | "update") => {
-    const r = ctx.mod.resources.get(c.address.replace(/\[\d+\]$/, ""));
-    if (!r) throw new EngineError(`${c.address}: the saved plan's configuration has no resource block for it; run a new preview`);
-    const index = parseInstanceAddress(c.address).index;
+  /** `ignoreBase`: the object whose values lifecycle.ignore_changes keeps (the replaced one, for a replace). */
+  const write = async (prior: Attrs | null, action: "create" | "update", ignoreBase: Attrs | null = prior) => {
+    const found = instanceScope(ctx, c.address, stateValues(working));
+    if (!found) throw new EngineError(`${c.address}: the saved plan's configuration has no resource block for it; run a new preview`);
     await run(action, idOf(ctx, c.type, prior), async () => {
       // Re-plan with the values upstream resources now have; known planned values must not move.
-      const scope = makeScope(ctx, stateValues(working), index);
-      const config = evaluateResourceConfig(ctx, r, p.resource, scope);
+      const config = configWithIgnores(ctx, found.entry.r, p.resource, found.scope, ignoreBase);
       const resp = await p.provider.plan({ address: c.address, type: c.type, prior, config });
       checkConsistent(c, resp.planned);
       const res = await p.provider.apply({ address: c.address, type: c.type, prior, planned: resp.planned });
@@ -210,13 +214,33 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
       await write(findInstance(working, c.address)?.attributes ?? null, "update");
       done.change++;
       return;
-    case "replace":
+    case "replace": {
+      const old = findInstance(working, c.address);
+      (done.replacements ??= []).push(c.address);
+      if (c.change.actions[0] === "create" && old) {
+        // create_before_destroy: the new object exists before the old one goes.
+        await write(null, "create", old.attributes);
+        done.add++;
+        const oldId = idOf(ctx, c.type, old.attributes);
+        try {
+          await run("delete", oldId, async () => {
+            await p.provider.apply({ address: c.address, type: c.type, prior: old.attributes, planned: null });
+          });
+        } catch (err) {
+          // The state has room for one object per address (no deposed objects): say what is left behind.
+          throw new EngineError(
+            `${c.address}: the replacement was created, but the old object${oldId ? ` (${oldId.key}=${oldId.value})` : ""} could not be destroyed: ${err instanceof Error ? err.message : String(err)}. It is no longer in the state; remove it by hand.`,
+          );
+        }
+        done.remove++;
+        return;
+      }
       await destroy();
       done.remove++;
-      (done.replacements ??= []).push(c.address);
-      await write(null, "create");
+      await write(null, "create", old?.attributes ?? null);
       done.add++;
       return;
+    }
     case "delete":
       await destroy();
       done.remove++;
@@ -224,6 +248,16 @@ async function applyChange(ctx: OperationContext, c: ResourceChange, working: St
     default:
       return;
   }
+}
+
+/** A data source the plan could not read (its arguments were unknown): read now that they are known. */
+async function readPlannedData(ctx: OperationContext, c: ResourceChange, working: StateV4): Promise<void> {
+  const found = instanceScope(ctx, c.address, stateValues(working));
+  const p = ctx.providers.forData(c.type);
+  if (!found || !p) throw new EngineError(`${c.address}: the saved plan's configuration has no data block for it; run a new preview`);
+  const config = evaluateResourceConfig(ctx, found.entry.r, p.resource, found.scope);
+  const state = await readData(ctx, c.address, c.type, config);
+  setInstance(working, c.address, providerAddress(p.schema), { schema_version: p.resource.version, attributes: state, sensitive_attributes: sensitivePaths(p.resource), dependencies: [] });
 }
 
 /** Values known at plan time must come out the same at apply time (OpenTofu: "inconsistent final plan"). */

@@ -1,14 +1,23 @@
-import type { Expr, SourceRange } from "../config/ast";
-import { evaluate, references, type EvalScope } from "../config/evaluate";
+import type { Attribute, Block, Expr, SourceRange } from "../config/ast";
 import { convertToType, loadModule, type Module, type ResourceConfig } from "../config/module";
 import { ConfigError, EngineError } from "../errors";
-import { Graph } from "../graph/graph";
-import type { ResourceSchema } from "../providers/provider";
+import type { Graph } from "../graph/graph";
+import type { AttributeSchema, BlockSchema, ResourceSchema } from "../providers/provider";
 import { createProviders, type ProviderSet } from "../providers/registry";
 import type { Diagnostic, EngineOptions, ProviderConfig, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { isObject, isUnknown, typeName, UNKNOWN, type Attrs, type Value } from "../values";
+import type { Attrs, Value } from "../values";
 import { listInstances } from "../state/state";
+import { buildGraph } from "./config-graph";
+
+/** A resource or data block anywhere in the module tree. */
+export interface ResourceEntry {
+  r: ResourceConfig;
+  /** Names of the module calls leading to it (empty in the root module). */
+  path: string[];
+  /** Its module's configuration address prefix: "" or "module.site." */
+  prefix: string;
+}
 
 /** Everything an operation needs once the module is read and checked. */
 export interface OperationContext {
@@ -16,7 +25,9 @@ export interface OperationContext {
   variables: Record<string, Value>;
   providers: ProviderSet;
   graph: Graph;
-  /** For each resource, the resources it needs (directly or through locals), for ordering and state dependencies. */
+  /** Every resource and data block of the tree by configuration address (`module.site.local_file.page`). */
+  resources: Map<string, ResourceEntry>;
+  /** For each resource (by configuration address), the resources it needs (directly or through locals, variables, modules), for ordering and state dependencies. */
   resourceDeps: Map<string, string[]>;
   ui: Ui;
   parallelism: number;
@@ -31,16 +42,46 @@ export async function prepare(
   const providers = await createProviders(opts.providerConfig);
   const warnings: Diagnostic[] = [];
   const variables = checkVariables(mod, opts.variables ?? {}, warnings);
-  checkResources(mod, providers);
-  const graph = buildGraph(mod);
+  const resources = new Map<string, ResourceEntry>();
+  collectResources(mod, [], "", resources);
+  for (const { r } of resources.values()) checkResource(r, providers);
+  checkModuleCalls(mod);
+  const graph = buildGraph(mod, resources);
   graph.assertAcyclic();
   checkSensitiveOutputs(mod, providers);
   const resourceDeps = new Map<string, string[]>();
-  for (const addr of mod.resources.keys()) {
-    resourceDeps.set(addr, [...graph.ancestors(addr)].filter((n) => mod.resources.has(n)).sort());
+  for (const addr of resources.keys()) {
+    resourceDeps.set(addr, [...graph.ancestors(addr)].filter((n) => resources.has(n)).sort());
   }
   for (const w of warnings) ui.diagnostic(w);
-  return { mod, variables, providers, graph, resourceDeps, ui, parallelism: Math.max(1, opts.parallelism ?? 10), warnings };
+  return { mod, variables, providers, graph, resources, resourceDeps, ui, parallelism: Math.max(1, opts.parallelism ?? 10), warnings };
+}
+
+function collectResources(mod: Module, path: string[], prefix: string, out: Map<string, ResourceEntry>): void {
+  for (const r of mod.resources.values()) out.set(prefix + r.address, { r, path, prefix });
+  for (const call of mod.modules.values()) collectResources(call.module, [...path, call.name], `${prefix}module.${call.name}.`, out);
+}
+
+/** A call's arguments must be the child's variables, and every variable without a default must be given. */
+function checkModuleCalls(mod: Module): void {
+  for (const call of mod.modules.values()) {
+    const child = call.module;
+    for (const a of call.inputs) {
+      if (!child.variables.has(a.name)) {
+        throw new ConfigError(
+          `Unsupported argument: an argument named "${a.name}" is not expected in module "${call.name}"`,
+          a.range,
+          `The module at ${call.source} declares no variable "${a.name}"${child.variables.size ? `; its variables are ${[...child.variables.keys()].join(", ")}` : ""}.`,
+        );
+      }
+    }
+    for (const v of child.variables.values()) {
+      if (!v.hasDefault && !call.inputs.some((a) => a.name === v.name)) {
+        throw new ConfigError(`Missing required argument: module "${call.name}" needs the argument "${v.name}", which has no default`, call.range, `Set ${v.name} = … in the module block.`);
+      }
+    }
+    checkModuleCalls(child);
+  }
 }
 
 export async function loadAndPrepare(opts: EngineOptions, ui: Ui): Promise<OperationContext> {
@@ -81,26 +122,73 @@ function checkVariables(mod: Module, given: Record<string, Value>, warnings: Dia
   return out;
 }
 
-function checkResources(mod: Module, providers: ProviderSet): void {
-  for (const r of mod.resources.values()) {
-    const p = providers.forType(r.type);
-    if (!p) {
+function checkResource(r: ResourceConfig, providers: ProviderSet): void {
+  const data = r.mode === "data";
+  const p = data ? providers.forData(r.type) : providers.forType(r.type);
+  if (!p) {
+    const what = data ? "data source" : "resource type";
+    const list = data ? providers.dataSourceTypes() : providers.resourceTypes();
+    throw new ConfigError(
+      `Unsupported ${what}: the builtin engine has no provider for ${data ? "data source " : ""}"${r.type}"`,
+      r.range,
+      `Available ${data ? "data sources" : "types"}: ${list.join(", ")}. Use one of them, or run this module with the tofu engine.`,
+    );
+  }
+  const where = data ? `data.${r.type}` : r.type;
+  const ignored = r.lifecycle.ignoreChanges;
+  for (const name of ignored === "all" ? [] : ignored) {
+    if (!(name in p.resource.attributes) && !(name in (p.resource.blocks ?? {}))) {
+      throw new ConfigError(`Unsupported attribute: ignore_changes names "${name}", which ${r.type} does not have`, r.range, `Its attributes: ${Object.keys(p.resource.attributes).join(", ")}.`);
+    }
+  }
+  checkBody(r.attributes, r.blocks, p.resource.attributes, p.resource.blocks ?? {}, where, r.address, r.range);
+}
+
+function checkBody(
+  attributes: Attribute[],
+  blocks: Block[],
+  schema: Record<string, AttributeSchema>,
+  blockSchemas: Record<string, BlockSchema>,
+  where: string,
+  address: string,
+  range: SourceRange,
+): void {
+  for (const a of attributes) {
+    const s = schema[a.name];
+    if (!s) throw new ConfigError(`Unsupported argument: an argument named "${a.name}" is not expected in ${where}`, a.range);
+    if (!s.required && !s.optional) throw new ConfigError(`Invalid argument: "${a.name}" is computed by the provider and cannot be set in ${address}`, a.range);
+  }
+  for (const [name, s] of Object.entries(schema)) {
+    if (s.required && !attributes.some((a) => a.name === name)) {
+      throw new ConfigError(`Missing required argument: the argument "${name}" is required in ${address}, but no definition was found`, range);
+    }
+  }
+  for (const b of blocks) {
+    const dynamic = b.type === "dynamic";
+    const name = dynamic ? b.labels[0] : b.type;
+    if (dynamic && b.labels.length !== 1) throw new ConfigError(`Wrong number of labels: a dynamic block needs 1 label, the block type it generates, like dynamic "source"`, b.range);
+    const bs = name !== undefined ? blockSchemas[name] : undefined;
+    if (!bs) {
+      const known = Object.keys(blockSchemas);
       throw new ConfigError(
-        `Unsupported resource type: the builtin engine has no provider for "${r.type}"`,
-        r.range,
-        `Available types: ${providers.resourceTypes().join(", ")}. Use one of them, or run this module with the tofu engine.`,
+        `Unsupported block type: blocks of type "${name}" are not expected in ${where}`,
+        b.range,
+        known.length ? `${where} takes blocks of type ${known.join(", ")}.` : `${where} takes no nested blocks; set its arguments instead.`,
       );
     }
-    const schema = p.resource.attributes;
-    for (const a of r.attributes) {
-      const s = schema[a.name];
-      if (!s) throw new ConfigError(`Unsupported argument: an argument named "${a.name}" is not expected in ${r.type}`, a.range);
-      if (!s.required && !s.optional) throw new ConfigError(`Invalid argument: "${a.name}" is computed by the provider and cannot be set in ${r.address}`, a.range);
-    }
-    for (const [name, s] of Object.entries(schema)) {
-      if (s.required && !r.attributes.some((a) => a.name === name)) {
-        throw new ConfigError(`Missing required argument: the argument "${name}" is required in ${r.address}, but no definition was found`, r.range);
+    if (dynamic) {
+      for (const a of b.body.attributes) {
+        if (!["for_each", "iterator", "labels"].includes(a.name)) throw new ConfigError(`Unsupported argument: an argument named "${a.name}" is not expected in a dynamic block`, a.range);
       }
+      if (!b.body.attributes.some((a) => a.name === "for_each")) throw new ConfigError(`Missing required argument: a dynamic "${name}" block needs for_each`, b.range);
+      const content = b.body.blocks.filter((x) => x.type === "content");
+      const other = b.body.blocks.find((x) => x.type !== "content");
+      if (other) throw new ConfigError(`Unsupported block type: a dynamic block holds only one content block, not "${other.type}"`, other.range);
+      if (content.length !== 1) throw new ConfigError(`Missing content block: a dynamic "${name}" block needs exactly one content { … } block`, b.range);
+      checkBody(content[0]!.body.attributes, content[0]!.body.blocks, bs.attributes, {}, `a ${name} block`, address, content[0]!.range);
+    } else {
+      if (b.labels.length) throw new ConfigError(`Extraneous label for ${name}: a ${name} block takes no labels`, b.range);
+      checkBody(b.body.attributes, b.body.blocks, bs.attributes, {}, `a ${name} block`, address, b.range);
     }
   }
 }
@@ -117,6 +205,7 @@ function checkSensitiveOutputs(mod: Module, providers: ProviderSet): void {
       );
     }
   }
+  for (const call of mod.modules.values()) checkSensitiveOutputs(call.module, providers);
 }
 
 function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): string[] {
@@ -126,10 +215,18 @@ function sensitiveReferences(expr: Expr, mod: Module, providers: ProviderSet): s
       const [first, ...rest] = e.steps;
       if (first?.kind !== "attr") return;
       if (e.root === "var" && mod.variables.get(first.name)?.sensitive) found.push(`var.${first.name}`);
-      const r = mod.resources.get(`${e.root}.${first.name}`);
+      if (e.root === "module") {
+        const outputs = mod.modules.get(first.name)?.module.outputs;
+        const named = rest.find((s) => s.kind === "attr");
+        const shown = named?.kind === "attr" ? [outputs?.get(named.name)] : [...(outputs?.values() ?? [])];
+        for (const o of shown) if (o?.sensitive) found.push(`module.${first.name}.${o.name}`);
+        return;
+      }
+      const isData = e.root === "data" && rest[0]?.kind === "attr";
+      const r = isData ? mod.resources.get(`data.${first.name}.${(rest[0] as { name: string }).name}`) : mod.resources.get(`${e.root}.${first.name}`);
       if (r) {
-        const schema = providers.forType(r.type)?.resource;
-        const attrStep = rest.find((s) => s.kind === "attr");
+        const schema = (isData ? providers.forData(r.type) : providers.forType(r.type))?.resource;
+        const attrStep = rest.slice(isData ? 1 : 0).find((s) => s.kind === "attr");
         if (!attrStep) {
           if (schema && Object.values(schema.attributes).some((a) => a.sensitive)) found.push(r.address);
         } else if (attrStep.kind === "attr" && schema?.attributes[attrStep.name]?.sensitive) found.push(`${r.address}.${attrStep.name}`);
@@ -165,120 +262,6 @@ function childExprs(e: Expr): Expr[] {
   }
 }
 
-function buildGraph(mod: Module): Graph {
-  const g = new Graph();
-  const link = (node: string, refs: { addr: string; range: SourceRange }[]) => {
-    g.add(node);
-    for (const ref of refs) {
-      const [root, name] = ref.addr.split(".") as [string, string];
-      if (root === "var" && !mod.variables.has(name)) {
-        throw new ConfigError(`Reference to undeclared input variable: no variable named "${name}" is declared`, ref.range, `Declare it with a variable "${name}" block, or fix the reference.`);
-      }
-      if (root === "local" && !mod.locals.has(name)) {
-        throw new ConfigError(`Reference to undeclared local value: no local value named "${name}" is defined`, ref.range);
-      }
-      if (root !== "var" && root !== "local" && !mod.resources.has(ref.addr)) {
-        throw new ConfigError(`Reference to undeclared resource: a managed resource "${root}" "${name}" has not been declared in the module`, ref.range);
-      }
-      g.connect(node, ref.addr);
-    }
-  };
-  for (const v of mod.variables.keys()) g.add(`var.${v}`);
-  for (const l of mod.locals.values()) link(`local.${l.name}`, references(l.expr));
-  for (const r of mod.resources.values()) {
-    const refs = r.attributes.flatMap((a) => references(a.expr));
-    if (r.count) refs.push(...references(r.count));
-    refs.push(...r.dependsOn);
-    link(r.address, refs);
-  }
-  for (const o of mod.outputs.values()) link(`output.${o.name}`, references(o.expr));
-  return g;
-}
-
-/** Resolves var/local/resource references; `resourceValue` supplies instance attributes by address. */
-export function makeScope(ctx: OperationContext, resourceValue: (addr: string) => Attrs | undefined, countIndex?: number): EvalScope {
-  const scope: EvalScope = {
-    variable: (name) => ctx.variables[name] ?? null,
-    local: (name) => evaluate(ctx.mod.locals.get(name)!.expr, { ...scope, countIndex: undefined }),
-    resource: (type, name) => {
-      const r = ctx.mod.resources.get(`${type}.${name}`)!;
-      if (r.count) {
-        const n = evaluateCount(ctx, r, scope);
-        const items: Value[] = [];
-        for (let i = 0; i < n; i++) items.push(resourceValue(`${r.address}[${i}]`) ?? (UNKNOWN as unknown as Value));
-        return items;
-      }
-      return resourceValue(r.address) ?? (UNKNOWN as unknown as Value);
-    },
-    countIndex,
-  };
-  return scope;
-}
-
-export function evaluateCount(ctx: OperationContext, r: ResourceConfig, scope: EvalScope): number {
-  if (!r.count) return -1;
-  const v = evaluate(r.count, { ...scope, countIndex: undefined });
-  if (isUnknown(v)) {
-    throw new ConfigError(
-      "Invalid count argument: the count value depends on values that cannot be determined until apply",
-      r.count.range,
-      "Make count depend only on variables and locals known at plan time.",
-    );
-  }
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new ConfigError(`Invalid count argument: count must be a whole number, got ${JSON.stringify(v)}`, r.count.range);
-  return v;
-}
-
-/** Instance addresses a resource block expands to. */
-export function instanceAddresses(ctx: OperationContext, r: ResourceConfig, scope: EvalScope): { address: string; index?: number }[] {
-  const n = evaluateCount(ctx, r, scope);
-  if (n < 0) return [{ address: r.address }];
-  return Array.from({ length: n }, (_, i) => ({ address: `${r.address}[${i}]`, index: i }));
-}
-
-/** Evaluates a resource instance's arguments and fills schema defaults, converting to attribute types. */
-export function evaluateResourceConfig(ctx: OperationContext, r: ResourceConfig, schema: ResourceSchema, scope: EvalScope): Attrs {
-  const out: Attrs = {};
-  for (const [name, s] of Object.entries(schema.attributes)) {
-    if (s.required || s.optional) out[name] = s.default ?? null;
-  }
-  for (const a of r.attributes) {
-    let v = evaluate(a.expr, scope);
-    const s = schema.attributes[a.name]!;
-    if (v === null) v = s.default ?? null;
-    else v = coerce(v, s.type, `${r.address}.${a.name}`, a.range);
-    out[a.name] = v;
-  }
-  return out;
-}
-
-function coerce(v: Value, type: string, where: string, range: SourceRange): Value {
-  if (isUnknown(v) || type === "any") return v;
-  const bad = (): never => {
-    throw new ConfigError(`Incorrect attribute value type: ${where} must be a ${type}, not ${typeName(v)}`, range);
-  };
-  switch (type) {
-    case "string":
-      if (typeof v === "string") return v;
-      if (typeof v === "number" || typeof v === "boolean") return String(v);
-      return bad();
-    case "number":
-      if (typeof v === "number") return v;
-      if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Number(v);
-      return bad();
-    case "bool":
-      if (typeof v === "boolean") return v;
-      if (v === "true" || v === "false") return v === "true";
-      return bad();
-    case "map":
-      if (!isObject(v)) return bad();
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, isUnknown(x) ? x : typeof x === "object" && x !== null ? x : String(x)]));
-    case "list":
-      return Array.isArray(v) ? v : bad();
-  }
-  return v;
-}
-
 export function sensitivePaths(schema: ResourceSchema): SensitivePath[] {
   return Object.entries(schema.attributes)
     .filter(([, a]) => a.sensitive)
@@ -287,6 +270,13 @@ export function sensitivePaths(schema: ResourceSchema): SensitivePath[] {
 
 export function sensitiveMask(schema: ResourceSchema): Attrs {
   return Object.fromEntries(Object.entries(schema.attributes).filter(([, a]) => a.sensitive).map(([n]) => [n, true]));
+}
+
+/** The attribute UI lines show as [id=…] and its value. */
+export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | undefined, mode: "managed" | "data" = "managed"): { key: string; value: string } | undefined {
+  const key = (mode === "data" ? ctx.providers.forData(type) : ctx.providers.forType(type))?.resource.idAttribute ?? "id";
+  const v = attrs?.[key];
+  return typeof v === "string" || typeof v === "number" ? { key, value: String(v) } : undefined;
 }
 
 /** Instance attributes from a state, keyed by address, for expression evaluation. */

@@ -1,10 +1,12 @@
 import { EngineError } from "../errors";
 import { providerAddress } from "../providers/provider";
-import { cloneState, emptyState, findInstance, parseInstanceAddress, setInstance } from "../state/state";
+import { cloneState, emptyState, findInstance, setInstance } from "../state/state";
+import { configAddress, parseAddress } from "../state/address";
 import type { EngineOptions, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { instanceAddresses, loadAndPrepare, makeScope, reportFailure, sensitivePaths } from "./context";
-import { evaluateOutputs, idOf } from "./refresh";
+import { idOf, loadAndPrepare, reportFailure, sensitivePaths, stateValues } from "./context";
+import { moduleInstancesAt, resourceInstances } from "./expand";
+import { evaluateOutputs } from "./refresh";
 
 /**
  * importResource: reads an existing object into state at `address` without changing it.
@@ -15,14 +17,22 @@ export async function importResource(opts: EngineOptions, address: string, id: s
   ui.version();
   try {
     const ctx = await loadAndPrepare(opts, ui);
-    const { type, name } = parseInstanceAddress(address);
-    const r = ctx.mod.resources.get(`${type}.${name}`);
-    if (!r) {
+    let parsed;
+    try {
+      parsed = parseAddress(address);
+    } catch (e) {
+      throw new EngineError((e as Error).message);
+    }
+    const { type, name } = parsed;
+    const entry = parsed.mode === "managed" ? ctx.resources.get(configAddress(parsed)) : undefined;
+    if (!entry) {
       throw new EngineError(
         `Import to non-existent resource: ${address} is not declared in the module. Add a resource "${type}" "${name}" block first, then run the import again.`,
       );
     }
-    const valid = instanceAddresses(ctx, r, makeScope(ctx, () => undefined)).map((i) => i.address);
+    const r = entry.r;
+    const values = opts.state ? stateValues(opts.state) : () => undefined;
+    const valid = moduleInstancesAt(ctx, entry.path, values).flatMap((mi) => resourceInstances(ctx, mi, r, values).map((i) => i.address));
     if (!valid.includes(address)) throw new EngineError(`Invalid import address: ${address} does not match the module; use ${valid.join(" or ") || "(none: count is 0)"}`);
     const state = opts.state ? cloneState(opts.state) : emptyState();
     if (findInstance(state, address)) {
@@ -38,7 +48,7 @@ export async function importResource(opts: EngineOptions, address: string, id: s
       schema_version: p.resource.version,
       attributes: read,
       sensitive_attributes: sensitivePaths(p.resource),
-      dependencies: ctx.resourceDeps.get(r.address) ?? [],
+      dependencies: ctx.resourceDeps.get(configAddress(parsed)) ?? [],
     });
     state.outputs = evaluateOutputs(ctx, state);
     state.serial = opts.state ? opts.state.serial + 1 : 1;

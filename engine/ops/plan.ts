@@ -1,17 +1,21 @@
 import { createHash } from "node:crypto";
 import { DELETE_PROTECTION, protectedDeleteMessage, protectedReplaceMessage } from "../../lib/delete-protection";
-import { evaluate } from "../config/evaluate";
-import { loadModule, type ResourceConfig } from "../config/module";
+import { evaluate, type EvalScope } from "../config/evaluate";
+import { loadModule } from "../config/module";
 import { EngineError } from "../errors";
 import { Graph, walk } from "../graph/graph";
 import { providerAddress } from "../providers/provider";
+import { configAddress, configAddressOf, formatModule, parseAddress, type InstanceKey } from "../state/address";
 import { cloneState, emptyState, listInstances, parseInstanceAddress, setInstance } from "../state/state";
 import type { ChangeAction, ChangeSummary, EngineOptions, OutputChange, PlanRequest, PlanResult, ResourceChange, SavedPlan, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, type Attrs, type Value } from "../values";
+import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, UNKNOWN, type Attrs, type Value } from "../values";
 import { ENGINE_VERSION } from "../version";
-import { evaluateResourceConfig, instanceAddresses, makeScope, prepare, reportFailure, sensitiveMask, type OperationContext } from "./context";
+import { prepare, reportFailure, sensitiveMask, sensitivePaths, type OperationContext, type ResourceEntry } from "./context";
+import { evaluateResourceConfig, makeScope, moduleInstancesAt, resourceInstances, type ModuleInstance, type Repetition } from "./expand";
 import { refreshInPlace } from "./refresh";
+import { readData } from "./data-sources";
+import { configWithIgnores, refuseProtectedDestroy, triggered } from "./lifecycle";
 
 /** SHA-256 hex of a saved plan's canonical bytes. */
 export function planChecksum(bytes: Uint8Array): string {
@@ -73,9 +77,10 @@ function protect(c: ResourceChange): ResourceChange {
 
 interface Pending {
   address: string;
+  mode: "managed" | "data";
   type: string;
   name: string;
-  index?: number;
+  index?: InstanceKey;
   provider: string;
   action: ChangeAction;
   reason?: ResourceChange["action_reason"];
@@ -84,17 +89,25 @@ interface Pending {
   replacePaths?: string[];
   previous?: string;
   importId?: string;
+  /** A replace that creates the new object before destroying the old (lifecycle.create_before_destroy). */
+  createFirst?: boolean;
   dependsOn: string[];
 }
 
+function schemaFor(ctx: OperationContext, mode: "managed" | "data", type: string) {
+  return (mode === "data" ? ctx.providers.forData(type) : ctx.providers.forType(type))?.resource;
+}
+
 function toResourceChange(ctx: OperationContext, p: Pending): ResourceChange {
-  const schema = ctx.providers.forType(p.type)?.resource;
+  const schema = schemaFor(ctx, p.mode, p.type);
   const mask = schema ? sensitiveMask(schema) : {};
   const after = p.after === null ? { known: null, unknown: false as Value } : splitUnknowns(p.after);
+  const moduleAddress = parseInstanceAddress(p.address).module;
   return {
     address: p.address,
     ...(p.previous ? { previous_address: p.previous } : {}),
-    mode: "managed",
+    ...(moduleAddress ? { module_address: moduleAddress } : {}),
+    mode: p.mode,
     type: p.type,
     name: p.name,
     ...(p.index !== undefined ? { index: p.index } : {}),
@@ -102,7 +115,7 @@ function toResourceChange(ctx: OperationContext, p: Pending): ResourceChange {
     action: p.action,
     ...(p.reason ? { action_reason: p.reason } : {}),
     change: {
-      actions: TF_ACTIONS[p.action],
+      actions: p.action === "replace" && p.createFirst ? ["create", "delete"] : TF_ACTIONS[p.action],
       before: p.before,
       after: after.known,
       after_unknown: p.after === null ? false : after.unknown === false ? {} : after.unknown,
@@ -128,6 +141,9 @@ export async function plan(opts: EngineOptions, req: PlanRequest = {}): Promise<
   }
 }
 
+/** `rest` continues an address whose start matched: nothing, an instance key, or (for a module) the rest of the path. */
+const continues = (addr: string, from: string) => addr === from || addr.startsWith(`${from}[`) || addr.startsWith(`${from}.`);
+
 async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanRequest): Promise<PlanResult> {
   const { mod, ui } = ctx;
   const prior = opts.state;
@@ -135,14 +151,15 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   const doRefresh = req.refresh !== false;
   const drift = prior && doRefresh ? await refreshInPlace(ctx, refreshed) : [];
   const driftChanges = drift;
+  // Data sources are read again below (a destroy reads none and leaves none in state).
+  for (const it of listInstances(refreshed)) if (it.resource.mode === "data") setInstance(refreshed, it.address, it.resource.provider, null);
 
   // Working copy the plan reasons about: refreshed state with moved blocks applied.
   const working = cloneState(refreshed);
   const movedFrom = new Map<string, string>();
   for (const m of mod.moved) {
     for (const it of listInstances(working)) {
-      const matches = it.address === m.from || it.address.startsWith(`${m.from}[`);
-      if (!matches) continue;
+      if (!continues(it.address, m.from)) continue;
       const to = m.to + it.address.slice(m.from.length);
       if (listInstances(working).some((x) => x.address === to)) continue;
       setInstance(working, it.address, it.resource.provider, null);
@@ -157,14 +174,15 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   if (!req.destroy) {
     for (const r of mod.removed) {
       for (const it of listInstances(working)) {
-        if (it.address !== r.from && !it.address.startsWith(`${r.from}[`)) continue;
-        if (mod.resources.has(r.from.replace(/\[\d+\]$/, ""))) {
+        if (!continues(it.address, r.from)) continue;
+        if (ctx.resources.has(configAddressOf(r.from))) {
           throw new EngineError(`${r.from}: a removed block names a resource that is still in the configuration; remove the resource block or the removed block`);
         }
         if (r.destroy) continue; // planned as an ordinary delete below
         forgotten.add(it.address);
         pending.push({
           address: it.address,
+          mode: "managed",
           type: it.resource.type,
           name: it.resource.name,
           index: it.instance.index_key,
@@ -183,33 +201,48 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   if (!req.destroy) {
     for (const imp of mod.imports) {
       if (listInstances(working).some((x) => x.address === imp.to)) continue; // already managed: the import block is a no-op
-      const base = imp.to.replace(/\[\d+\]$/, "");
-      const r = mod.resources.get(base);
-      if (!r) throw new EngineError(`${imp.to}: an import block targets a resource that is not in the configuration; add a resource "${parseInstanceAddress(imp.to).type}" "${parseInstanceAddress(imp.to).name}" block`);
+      const entry = ctx.resources.get(configAddressOf(imp.to));
+      if (!entry || entry.r.mode !== "managed") {
+        const { type, name } = parseInstanceAddress(imp.to);
+        throw new EngineError(`${imp.to}: an import block targets a resource that is not in the configuration; add a resource "${type}" "${name}" block`);
+      }
       const id = evaluate(imp.id, baseScope);
       if (typeof id !== "string") throw new EngineError(`${imp.to}: the import id must be a string known at plan time`);
-      const p = ctx.providers.forType(r.type)!;
-      const { state } = await p.provider.importState({ address: imp.to, type: r.type, id });
+      const p = ctx.providers.forType(entry.r.type)!;
+      const { state } = await p.provider.importState({ address: imp.to, type: entry.r.type, id });
       imports.set(imp.to, { id, attrs: state });
     }
   }
 
   const planned = new Map<string, Attrs>();
+  const changeOf = new Map<string, Pending>();
   const configured = new Set<string>();
+  const expandedModules = new Set<string>([""]);
   if (!req.destroy) {
     const g = new Graph();
-    for (const r of mod.resources.values()) {
-      g.add(r.address);
-      for (const d of ctx.resourceDeps.get(r.address)!) g.connect(r.address, d);
+    for (const addr of ctx.resources.keys()) {
+      g.add(addr);
+      for (const d of ctx.resourceDeps.get(addr)!) g.connect(addr, d);
     }
+    const values = (a: string) => planned.get(a);
     const walked = await walk(
       g,
       async (addr) => {
-        const r = mod.resources.get(addr)!;
-        const scopeBase = makeScope(ctx, (a) => planned.get(a));
-        for (const inst of instanceAddresses(ctx, r, scopeBase)) {
-          configured.add(inst.address);
-          pending.push(await planInstance(ctx, r, inst, makeScope(ctx, (a) => planned.get(a), inst.index), working, imports, movedFrom, planned));
+        const entry = ctx.resources.get(addr)!;
+        for (const mi of moduleInstancesAt(ctx, entry.path, values)) {
+          expandedModules.add(mi.address);
+          for (const inst of resourceInstances(ctx, mi, entry.r, values)) {
+            configured.add(inst.address);
+            const scope = makeScope(ctx, values, mi, inst.rep);
+            if (entry.r.mode === "data") {
+              const read = await planDataRead(ctx, entry, inst, scope, refreshed, planned, changeOf);
+              if (read) pending.push(read);
+              continue;
+            }
+            const p = await planInstance(ctx, entry, inst, scope, working, imports, movedFrom, planned, changeOf, mi);
+            changeOf.set(inst.address, p);
+            pending.push(p);
+          }
         }
       },
       { parallelism: ctx.parallelism },
@@ -222,22 +255,23 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
 
   // Everything in state that the configuration no longer has (or all of it, for destroy) is deleted.
   for (const it of listInstances(working)) {
-    if (configured.has(it.address) || forgotten.has(it.address)) continue;
-    const base = it.address.replace(/\[\d+\]$/, "");
+    if (it.resource.mode === "data" || configured.has(it.address) || forgotten.has(it.address)) continue;
     pending.push({
       address: it.address,
+      mode: "managed",
       type: it.resource.type,
       name: it.resource.name,
       index: it.instance.index_key,
       provider: it.resource.provider,
       action: "delete",
-      reason: req.destroy ? undefined : mod.resources.has(base) ? "delete_because_count_index" : "delete_because_no_resource_config",
+      reason: req.destroy ? undefined : deleteReason(ctx, it.address, expandedModules),
       before: it.instance.attributes,
       after: null,
       previous: movedFrom.get(it.address),
       dependsOn: it.instance.dependencies,
     });
   }
+  for (const p of pending) if (p.action === "delete" || p.action === "replace") refuseProtectedDestroy(ctx, p.address);
 
   const protectDeletes = !!req.protectDeletes && !req.destroy;
   const changes = orderChanges(pending)
@@ -268,8 +302,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   for (const c of changes) {
     if (c.action === "noop") continue;
     ui.plannedChange(c.address, c.action, {
-      // OpenTofu's UI names a replace's reason "cannot_update"; delete reasons keep their plan names.
-      reason: c.action_reason === "replace_because_cannot_update" ? "cannot_update" : c.action_reason,
+      reason: uiReason(c.action_reason),
       previous: c.previous_address,
       importId: c.change.importing?.id,
       notExecuted: c.not_executed,
@@ -305,49 +338,117 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
   return { plan: saved, bytes, checksum: planChecksum(bytes), state: refreshed };
 }
 
+/** OpenTofu's UI names a replace's reason "cannot_update"; the other reasons keep their plan names. */
+function uiReason(reason: ResourceChange["action_reason"]): string | undefined {
+  if (reason === "replace_because_cannot_update") return "cannot_update";
+  return reason;
+}
+
+/** Why an instance in state but not in the configuration is deleted, in OpenTofu's words. */
+function deleteReason(ctx: OperationContext, address: string, expandedModules: Set<string>): ResourceChange["action_reason"] {
+  const a = parseAddress(address);
+  if (!expandedModules.has(formatModule(a.module))) return "delete_because_no_module";
+  const entry = ctx.resources.get(configAddress(a));
+  if (!entry) return "delete_because_no_resource_config";
+  if (entry.r.count && typeof a.key === "number") return "delete_because_count_index";
+  if (entry.r.forEach && typeof a.key === "string") return "delete_because_each_key";
+  return "delete_because_wrong_repetition";
+}
+
+/** Reads a data source during the plan when its arguments are known; otherwise plans the read for apply. */
+async function planDataRead(
+  ctx: OperationContext,
+  entry: ResourceEntry,
+  inst: { address: string; key?: InstanceKey },
+  scope: EvalScope,
+  refreshed: StateV4,
+  planned: Map<string, Attrs>,
+  changeOf: Map<string, Pending>,
+): Promise<Pending | null> {
+  const r = entry.r;
+  const p = ctx.providers.forData(r.type)!;
+  const config = evaluateResourceConfig(ctx, r, p.resource, scope);
+  const provider = providerAddress(p.schema);
+  const deps = new Set(ctx.resourceDeps.get(entry.prefix + r.address)!);
+  // As OpenTofu: a data source waits for apply when its arguments are unknown or a resource it depends on will change.
+  const pendingDep = [...changeOf.values()].some((c) => c.action !== "noop" && c.action !== "move" && deps.has(configAddressOf(c.address)));
+  if (containsUnknown(config) || pendingDep) {
+    const after: Attrs = { ...config };
+    for (const [name, a] of Object.entries(p.resource.attributes)) if (!a.required && !a.optional) after[name] = UNKNOWN as unknown as Value;
+    planned.set(inst.address, after);
+    return {
+      address: inst.address,
+      mode: "data",
+      type: r.type,
+      name: r.name,
+      index: inst.key,
+      provider,
+      action: "read",
+      reason: containsUnknown(config) ? "read_because_config_unknown" : "read_because_dependency_pending",
+      before: null,
+      after,
+      dependsOn: ctx.resourceDeps.get(entry.prefix + r.address)!,
+    };
+  }
+  const state = await readData(ctx, inst.address, r.type, config);
+  planned.set(inst.address, state);
+  setInstance(refreshed, inst.address, provider, { schema_version: p.resource.version, attributes: state, sensitive_attributes: sensitivePaths(p.resource), dependencies: [] });
+  return null;
+}
+
 async function planInstance(
   ctx: OperationContext,
-  r: ResourceConfig,
-  inst: { address: string; index?: number },
-  scope: ReturnType<typeof makeScope>,
+  entry: ResourceEntry,
+  inst: { address: string; key?: InstanceKey; rep: Repetition },
+  scope: EvalScope,
   working: StateV4,
   imports: Map<string, { id: string; attrs: Attrs }>,
   movedFrom: Map<string, string>,
   planned: Map<string, Attrs>,
+  changeOf: Map<string, Pending>,
+  mi: ModuleInstance,
 ): Promise<Pending> {
+  const r = entry.r;
   const p = ctx.providers.forType(r.type)!;
   const existing = listInstances(working).find((x) => x.address === inst.address);
   const imported = imports.get(inst.address);
   const prior = existing?.instance.attributes ?? imported?.attrs ?? null;
-  const config = evaluateResourceConfig(ctx, r, p.resource, scope);
-  const resp = await p.provider.plan({ address: inst.address, type: r.type, prior, config });
+  const config = configWithIgnores(ctx, r, p.resource, scope, prior);
+  let resp = await p.provider.plan({ address: inst.address, type: r.type, prior, config });
   let action: ChangeAction;
+  let reason: ResourceChange["action_reason"];
   if (!prior) action = "create";
-  else if (resp.requiresReplace.length) action = "replace";
-  else if (deepEqual(resp.planned, prior)) action = imported ? "import" : movedFrom.has(inst.address) ? "move" : "noop";
+  else if (resp.requiresReplace.length) (action = "replace"), (reason = "replace_because_cannot_update");
+  else if (triggered(r, scope, mi, changeOf)) {
+    action = "replace";
+    reason = "replace_by_triggers";
+    resp = { ...(await p.provider.plan({ address: inst.address, type: r.type, prior: null, config })), requiresReplace: [] };
+  } else if (deepEqual(resp.planned, prior)) action = imported ? "import" : movedFrom.has(inst.address) ? "move" : "noop";
   else action = "update";
   // What later expressions see: the planned value (with unknowns), or the unchanged prior state.
   planned.set(inst.address, action === "noop" || action === "import" || action === "move" ? prior! : resp.planned);
   return {
     address: inst.address,
+    mode: "managed",
     type: r.type,
     name: r.name,
-    index: inst.index,
+    index: inst.key,
     provider: providerAddress(p.schema),
     action,
-    reason: action === "replace" ? "replace_because_cannot_update" : undefined,
+    reason,
     before: prior,
     after: resp.planned,
-    replacePaths: action === "replace" ? resp.requiresReplace : undefined,
+    replacePaths: action === "replace" && resp.requiresReplace.length ? resp.requiresReplace : undefined,
     previous: movedFrom.get(inst.address),
     importId: imported?.id,
-    dependsOn: ctx.resourceDeps.get(r.address)!,
+    createFirst: r.lifecycle.createBeforeDestroy || undefined,
+    dependsOn: ctx.resourceDeps.get(entry.prefix + r.address)!,
   };
 }
 
 /** Non-deletes in dependency order, then deletes in reverse dependency order; names break ties. */
 function orderChanges(pending: Pending[]): Pending[] {
-  const base = (a: string) => a.replace(/\[\d+\]$/, "");
+  const base = configAddressOf;
   const rank = (list: Pending[], reverse: boolean): Pending[] => {
     const g = new Graph();
     for (const p of list) g.add(p.address);

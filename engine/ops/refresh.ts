@@ -1,17 +1,14 @@
 import { evaluate } from "../config/evaluate";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, emptyState, listInstances, sameContent, setInstance } from "../state/state";
+import { cloneState, emptyState, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
+import type { InstanceKey } from "../state/address";
 import type { EngineOptions, RefreshResult, ResourceChange, StateOutput, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import { containsUnknown, ctyType, deepEqual, type Attrs } from "../values";
-import { loadAndPrepare, makeScope, reportFailure, sensitiveMask, stateValues, type OperationContext } from "./context";
+import { idOf, loadAndPrepare, reportFailure, sensitiveMask, stateValues, type OperationContext } from "./context";
+import { readDataSources } from "./data-sources";
+import { makeScope } from "./expand";
 import { EngineError } from "../errors";
-
-export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | undefined): { key: string; value: string } | undefined {
-  const key = ctx.providers.forType(type)?.resource.idAttribute ?? "id";
-  const v = attrs?.[key];
-  return typeof v === "string" || typeof v === "number" ? { key, value: String(v) } : undefined;
-}
 
 /**
  * Reads every resource in `state` through its provider and updates `state` in place.
@@ -19,7 +16,8 @@ export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | 
  */
 export async function refreshInPlace(ctx: OperationContext, state: StateV4): Promise<ResourceChange[]> {
   const drift: ResourceChange[] = [];
-  const items = listInstances(state);
+  // Data sources are read from their configuration, not refreshed from state (readDataSources, plan).
+  const items = listInstances(state).filter((it) => it.resource.mode !== "data");
   const g = new Graph();
   for (const it of items) g.add(it.address);
   const byAddr = new Map(items.map((it) => [it.address, it]));
@@ -52,11 +50,13 @@ export async function refreshInPlace(ctx: OperationContext, state: StateV4): Pro
   return drift;
 }
 
-function driftChange(ctx: OperationContext, address: string, type: string, name: string, provider: string, before: Attrs, after: Attrs | null, index?: number): ResourceChange {
+function driftChange(ctx: OperationContext, address: string, type: string, name: string, provider: string, before: Attrs, after: Attrs | null, index?: InstanceKey): ResourceChange {
   const schema = ctx.providers.forType(type)?.resource;
   const mask = schema ? sensitiveMask(schema) : {};
+  const moduleAddress = parseInstanceAddress(address).module;
   return {
     address,
+    ...(moduleAddress ? { module_address: moduleAddress } : {}),
     mode: "managed",
     type,
     name,
@@ -103,6 +103,7 @@ export async function refresh(opts: EngineOptions): Promise<RefreshResult> {
     }
     const next = cloneState(opts.state);
     const drift = await refreshInPlace(ctx, next);
+    await readDataSources(ctx, next);
     next.outputs = evaluateOutputs(ctx, next);
     const changed = !sameContent(next, opts.state);
     if (changed) next.serial = opts.state.serial + 1;

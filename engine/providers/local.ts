@@ -32,9 +32,34 @@ const SCHEMA: ProviderSchema = {
       },
     },
   },
+  dataSources: {
+    local_file: fileDataSchema(false),
+    local_sensitive_file: fileDataSchema(true),
+  },
 };
 
-const digest = (algo: string, s: string) => createHash(algo).update(s, "utf8").digest("hex");
+/** hashicorp/local's file data sources: the file's content and its digests (all sensitive for local_sensitive_file). */
+function fileDataSchema(sensitive: boolean) {
+  const computed = { type: "string" as const, computed: true, ...(sensitive ? { sensitive: true } : {}) };
+  return {
+    version: 0,
+    idAttribute: "id",
+    attributes: {
+      filename: { type: "string" as const, required: true },
+      content: computed,
+      content_base64: computed,
+      id: { type: "string" as const, computed: true },
+      content_md5: { type: "string" as const, computed: true },
+      content_sha1: { type: "string" as const, computed: true },
+      content_sha256: { type: "string" as const, computed: true },
+      content_base64sha256: { type: "string" as const, computed: true },
+      content_sha512: { type: "string" as const, computed: true },
+      content_base64sha512: { type: "string" as const, computed: true },
+    },
+  };
+}
+
+const digest = (algo: string, s: string | Buffer, enc: "hex" | "base64" = "hex") => createHash(algo).update(s).digest(enc);
 const contentHashes = (content: string): Attrs => ({ id: digest("sha1", content), content_sha256: digest("sha256", content), content_md5: digest("md5", content) });
 const mode = (m: number) => (m & 0o777).toString(8).padStart(4, "0");
 
@@ -92,7 +117,15 @@ const openNoFollow = (file: string, flags: number, fileMode?: number) => open(fi
  * nothing, is refused, and files are opened without following a link at their own name. With
  * `ownerOnly`, what it writes is readable by its user only (group and other permission bits dropped).
  */
-export function createLocalProvider(): Provider {
+/** The local provider's confined file access, shared with providers that write files under the same root (archive). */
+export interface LocalFiles {
+  /** The file's bytes; a missing file is an error naming the path and the root. */
+  readBytes(address: string, p: unknown): Promise<Buffer>;
+  /** Writes the file (creating its folders), as local_file does. */
+  writeBytes(address: string, p: unknown, bytes: Uint8Array, fileMode: number, dirMode: number): Promise<void>;
+}
+
+export function createLocalProvider(): Provider & { files: LocalFiles } {
   let root: string | null = null;
   let ownerOnly = false;
   const granted = (m: number) => (ownerOnly ? m & 0o700 : m);
@@ -163,7 +196,7 @@ export function createLocalProvider(): Provider {
     if ((await realpath(dir)) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
   }
 
-  async function writeFileAt(address: string, p: unknown, file: string, content: string, fileMode: number): Promise<void> {
+  async function writeFileAt(address: string, p: unknown, file: string, content: string | Uint8Array, fileMode: number): Promise<void> {
     await noLink(address, p, async () => {
       const fh = await openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, granted(fileMode));
       try {
@@ -186,7 +219,34 @@ export function createLocalProvider(): Provider {
     });
   }
 
+  const files: LocalFiles = {
+    readBytes: async (address, p) => {
+      const real = await inside(address, p);
+      return noLink(address, p, async () => {
+        let fh;
+        try {
+          fh = await openNoFollow(real, constants.O_RDONLY | constants.O_NONBLOCK);
+        } catch (e) {
+          if (errno(e) === "ENOENT") throw new Error(`${address}: no file exists at ${String(p)} under the connection root ${root}; create it first or fix the path`);
+          throw e;
+        }
+        try {
+          if (!(await fh.stat()).isFile()) throw new Error(`${address}: ${String(p)} is not a regular file`);
+          return await fh.readFile();
+        } finally {
+          await fh.close();
+        }
+      });
+    },
+    writeBytes: async (address, p, bytes, fileMode, dirMode) => {
+      const abs = await inside(address, p);
+      await folders(address, p, path.dirname(abs), dirMode);
+      await writeFileAt(address, p, abs, bytes, fileMode);
+    },
+  };
+
   return {
+    files,
     schema: () => SCHEMA,
     configure: async (config) => {
       root = typeof config.root === "string" && config.root !== "" ? path.resolve(config.root) : null;
@@ -241,6 +301,23 @@ export function createLocalProvider(): Provider {
       await folders(address, planned.path, abs, dirMode);
       await chmodFolder(address, planned.path, abs, dirMode);
       return { state: { ...planned, id: planned.path } };
+    },
+    readData: async ({ address, config }) => {
+      const bytes = await files.readBytes(address, config.filename);
+      return {
+        state: {
+          filename: config.filename ?? null,
+          content: bytes.toString("utf8"),
+          content_base64: bytes.toString("base64"),
+          id: digest("sha1", bytes),
+          content_md5: digest("md5", bytes),
+          content_sha1: digest("sha1", bytes),
+          content_sha256: digest("sha256", bytes),
+          content_base64sha256: digest("sha256", bytes, "base64"),
+          content_sha512: digest("sha512", bytes),
+          content_base64sha512: digest("sha512", bytes, "base64"),
+        },
+      };
     },
     importState: async ({ address, type, id }) => {
       if (type === "local_file") {

@@ -14,6 +14,8 @@ export interface Provider {
   /** planned null means delete. Returns the new state, or null once deleted. */
   apply(req: { address: string; type: string; prior: Attrs | null; planned: Attrs | null }): Promise<{ state: Attrs | null }>;
   importState(req: { address: string; type: string; id: string }): Promise<{ state: Attrs }>;
+  /** Reads a data source: its configured arguments in, every attribute out. */
+  readData?(req: { address: string; type: string; config: Attrs }): Promise<{ state: Attrs }>;
 }
 
 export interface AttributeSchema {
@@ -27,9 +29,18 @@ export interface AttributeSchema {
   default?: Value;
 }
 
+/** A nested block type: `list` and `set` hold a list of objects, `single` one object or null. */
+export interface BlockSchema {
+  nesting: "list" | "set" | "single";
+  attributes: Record<string, AttributeSchema>;
+  /** Changing the blocks replaces the object. */
+  forceNew?: boolean;
+}
+
 export interface ResourceSchema {
   version: number;
   attributes: Record<string, AttributeSchema>;
+  blocks?: Record<string, BlockSchema>;
   /** Which attribute UI lines show as [id=…]. */
   idAttribute: string;
 }
@@ -40,6 +51,7 @@ export interface ProviderSchema {
   /** Registry source, e.g. "registry.opentofu.org/hashicorp/random". */
   source: string;
   resources: Record<string, ResourceSchema>;
+  dataSources?: Record<string, ResourceSchema>;
 }
 
 /**
@@ -52,6 +64,9 @@ export function planFromSchema(schema: ResourceSchema, prior: Attrs | null, conf
     for (const [name, a] of Object.entries(schema.attributes)) {
       if (a.forceNew && (a.required || a.optional) && !deepEqual(prior[name] ?? null, config[name] ?? null)) requiresReplace.push(name);
     }
+    for (const [name, b] of Object.entries(schema.blocks ?? {})) {
+      if (b.forceNew && !deepEqual(prior[name] ?? null, config[name] ?? null)) requiresReplace.push(name);
+    }
   }
   const fresh = !prior || requiresReplace.length > 0;
   const planned: Attrs = {};
@@ -59,6 +74,7 @@ export function planFromSchema(schema: ResourceSchema, prior: Attrs | null, conf
     if (a.required || a.optional) planned[name] = config[name] ?? null;
     else planned[name] = fresh ? (UNKNOWN as unknown as Value) : (prior![name] ?? null);
   }
+  for (const [name, b] of Object.entries(schema.blocks ?? {})) planned[name] = config[name] ?? (b.nesting === "single" ? null : []);
   return { planned, requiresReplace };
 }
 

@@ -1,4 +1,5 @@
 import type { ProviderConfig } from "../types";
+import { createArchiveProvider } from "./archive";
 import { createLocalProvider } from "./local";
 import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
 import { createRandomProvider } from "./random";
@@ -9,20 +10,29 @@ import { createTimeProvider } from "./time";
 /** The providers the builtin engine ships, configured for one operation. */
 export interface ProviderSet {
   forType(type: string): { provider: Provider; schema: ProviderSchema; resource: ResourceSchema } | undefined;
+  /** A data source type: `resource` is the data source's schema. */
+  forData(type: string): { provider: Provider; schema: ProviderSchema; resource: ResourceSchema } | undefined;
   resourceTypes(): string[];
+  dataSourceTypes(): string[];
 }
 
 export async function createProviders(config: ProviderConfig = {}): Promise<ProviderSet> {
-  const providers = [createRandomProvider(), createLocalProvider(), createTerraformDataProvider(), createTimeProvider()];
+  const local = createLocalProvider();
+  // archive writes its zips under the local provider's root, through the same confinement.
+  const providers: Provider[] = [createRandomProvider(), local, createArchiveProvider(local.files), createTerraformDataProvider(), createTimeProvider()];
   if (config.testGates) providers.push(createTestGateProvider(config.testGates.dir));
   const byType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
+  const dataByType = new Map<string, { provider: Provider; schema: ProviderSchema; resource: ResourceSchema }>();
   for (const p of providers) {
     const schema = p.schema();
     await p.configure(schema.name === "local" && config.local ? { root: config.local.root, ownerOnly: config.local.ownerOnly === true } : {});
     for (const [type, resource] of Object.entries(schema.resources)) byType.set(type, { provider: p, schema, resource });
+    for (const [type, resource] of Object.entries(schema.dataSources ?? {})) dataByType.set(type, { provider: p, schema, resource });
   }
   return {
     forType: (type) => byType.get(type),
+    forData: (type) => dataByType.get(type),
     resourceTypes: () => [...byType.keys()].sort(),
+    dataSourceTypes: () => [...dataByType.keys()].sort(),
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { StateInstance, StateResource, StateV4 } from "../types";
 import { canonicalJson } from "../values";
 import { ENGINE_VERSION } from "../version";
+import { formatAddress, formatModule, parseAddress, parseModuleAddress, type InstanceKey } from "./address";
 
 export function emptyState(lineage: string = randomUUID()): StateV4 {
   return { version: 4, terraform_version: ENGINE_VERSION, serial: 0, lineage, outputs: {}, resources: [], check_results: null };
@@ -17,15 +18,15 @@ export function sameContent(a: StateV4, b: StateV4): boolean {
   return strip(a) === strip(b);
 }
 
-/** Instance address: type.name or type.name[0]. */
-export function instanceAddress(r: Pick<StateResource, "type" | "name">, inst: Pick<StateInstance, "index_key">): string {
-  return `${r.type}.${r.name}${inst.index_key !== undefined ? `[${inst.index_key}]` : ""}`;
+/** Instance address as OpenTofu writes it: `type.name`, `type.name[0]`, `module.site.data.local_file.x["k"]`. */
+export function instanceAddress(r: Pick<StateResource, "type" | "name" | "module" | "mode">, inst: Pick<StateInstance, "index_key">): string {
+  return formatAddress({ module: parseModuleAddress(r.module ?? ""), mode: r.mode ?? "managed", type: r.type, name: r.name, ...(inst.index_key !== undefined ? { key: inst.index_key } : {}) });
 }
 
-export function parseInstanceAddress(addr: string): { type: string; name: string; index?: number } {
-  const m = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)(?:\[(\d+)\])?$/.exec(addr);
-  if (!m) throw new Error(`Invalid resource address "${addr}": use type.name or type.name[index]`);
-  return { type: m[1]!, name: m[2]!, index: m[3] !== undefined ? Number(m[3]) : undefined };
+/** Type, name and instance key of an address (with its module path and mode). */
+export function parseInstanceAddress(addr: string): { type: string; name: string; index?: InstanceKey; module: string; mode: "managed" | "data" } {
+  const a = parseAddress(addr);
+  return { type: a.type, name: a.name, index: a.key, module: formatModule(a.module), mode: a.mode };
 }
 
 export function listInstances(s: StateV4): { address: string; resource: StateResource; instance: StateInstance }[] {
@@ -36,22 +37,30 @@ export function findInstance(s: StateV4, addr: string): StateInstance | undefine
   return listInstances(s).find((x) => x.address === addr)?.instance;
 }
 
+const compareKeys = (a: InstanceKey | undefined, b: InstanceKey | undefined): number => {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a ?? "").localeCompare(String(b ?? ""));
+};
+
 /** Writes (or with null, removes) one instance, keeping resources sorted like OpenTofu does. */
 export function setInstance(s: StateV4, addr: string, provider: string, instance: StateInstance | null): void {
-  const { type, name, index } = parseInstanceAddress(addr);
-  let res = s.resources.find((r) => r.type === type && r.name === name);
+  const { type, name, index, module, mode } = parseInstanceAddress(addr);
+  const same = (r: StateResource) => r.type === type && r.name === name && (r.module ?? "") === module && (r.mode ?? "managed") === mode;
+  let res = s.resources.find(same);
   if (!res) {
     if (!instance) return;
-    res = { mode: "managed", type, name, provider, instances: [] };
+    res = { ...(module ? { module } : {}), mode, type, name, provider, instances: [] };
     s.resources.push(res);
-    s.resources.sort((a, b) => `${a.type}.${a.name}`.localeCompare(`${b.type}.${b.name}`));
+    const order = (r: StateResource) => `${r.module ?? ""}\u0000${r.mode === "data" ? 0 : 1}\u0000${r.type}.${r.name}`;
+    s.resources.sort((a, b) => order(a).localeCompare(order(b)));
   }
   const i = res.instances.findIndex((x) => x.index_key === index);
   if (instance) {
-    const inst = index !== undefined ? { index_key: index, ...instance } : instance;
+    const { index_key: _drop, ...rest } = instance;
+    const inst = index !== undefined ? { index_key: index, ...rest } : rest;
     if (i >= 0) res.instances[i] = inst;
     else res.instances.push(inst);
-    res.instances.sort((a, b) => (a.index_key ?? 0) - (b.index_key ?? 0));
+    res.instances.sort((a, b) => compareKeys(a.index_key, b.index_key));
   } else if (i >= 0) res.instances.splice(i, 1);
   if (res.instances.length === 0) s.resources = s.resources.filter((r) => r !== res);
 }

@@ -9,11 +9,14 @@ export async function tempDir(prefix = "planton-engine-"): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
 }
 
-/** Writes a module folder from a map of file name → text. */
+/** Writes a module folder from a map of file path (`main.tf`, `modules/site/main.tf`) → text. */
 export async function writeModule(files: Record<string, string>): Promise<string> {
   const dir = await tempDir("planton-module-");
   await mkdir(dir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), text);
+  }
   return dir;
 }
 

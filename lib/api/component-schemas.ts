@@ -4,10 +4,19 @@
 import { z } from "zod";
 import { COMPONENT_ACTIONS, COMPONENT_LIST_SHOWS, COMPONENT_STATUSES } from "../component-lifecycle";
 import { nameSchema } from "../names";
+import { MODULE_RULES } from "../modules";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "../runner-protocol";
 import { jobRecordSchema, timestamp } from "./schemas";
 
 const versionMessage = z.string().max(500, { error: "Keep the version message under 500 characters" }).default("").meta({ description: "A description for the job it queues, like a commit message" });
+/** A component's module: `name@version` pins a registered version for its kind (the organization's or the platform's); null follows the latest. */
+const moduleChoice = z
+  .string()
+  .trim()
+  .regex(/^[a-z][a-z0-9-]{1,62}@\S+$/, { error: "Module must be name@version, e.g. s3-bucket@1.4.0 (or null to follow the registry's latest for the kind)" })
+  .nullable()
+  .optional()
+  .meta({ description: "A registered module version for the kind as name@version (a custom module, pinned); null or left out: follow the latest in the organization's registry, else the platform's" });
 const deploy = z.boolean().default(true).meta({ description: "Queue an update job for the change (default); false saves without deploying (a draft, when creating)" });
 
 // ── What scripts send ───────────────────────────────────────────────────────────────────────────
@@ -21,6 +30,7 @@ export const createComponentBody = z.object({
   spec: z.record(z.string(), z.unknown()).default({}),
   connection: z.string().optional().meta({ description: "A connection's name, of the provider the kind deploys through; a component without one is refused by preflight until it has one" }),
   stateBackend: z.string().optional().meta({ description: "A state backend's name; left out, the organization's default" }),
+  module: moduleChoice,
   deploy,
   versionMessage,
 });
@@ -39,6 +49,8 @@ export const updateComponentBody = z.object({
   /** A connection name; null clears it. */
   connection: z.string().nullable().optional(),
   stateBackend: z.string().nullable().optional(),
+  /** name@version pins a custom module; null clears it (follow the latest); left out, unchanged. */
+  module: moduleChoice,
   deploy,
   versionMessage,
 });
@@ -67,6 +79,16 @@ export const componentJobRefSchema = z
   .object({ id: z.string(), operation: z.enum(OPERATIONS), status: z.enum(JOB_STATUSES), result: z.enum(JOB_RESULTS), specVersion: z.number().int().nullable(), createdAt: timestamp })
   .meta({ id: "InfraComponentJobRef" });
 
+/** Which module the component's next job runs and the rule that chose it (the preflight's order). */
+export const componentModuleSchema = z
+  .object({
+    rule: z.enum(MODULE_RULES).meta({ description: "custom: pinned on the component; organization / platform: the latest in that registry for its kind; none: nothing registered" }),
+    pinned: z.string().nullable().meta({ description: "The custom module the component pins (name@version), or null when it follows the latest" }),
+    resolved: z.string().nullable().meta({ description: "The version its next job runs (name@version), or null when none resolves" }),
+    sha256: z.string().nullable().meta({ description: "That version's bundle checksum, as recorded at registration" }),
+  })
+  .meta({ id: "InfraComponentModule" });
+
 export const componentSchema = z
   .object({
     id: z.string(),
@@ -79,6 +101,7 @@ export const componentSchema = z
     connection: z.string().nullable(),
     stateBackend: z.string().nullable(),
     customModuleId: z.string().nullable(),
+    module: componentModuleSchema,
     status: z.enum(COMPONENT_STATUSES),
     statusReason: z.string().nullable().meta({ description: "Why it is in that status (a failed destroy's reason)" }),
     specVersion: z.number().int().meta({ description: "The version it is at; send it as baseVersion when changing it" }),
@@ -114,6 +137,7 @@ export const componentVersionSchema = z
     connection: z.string().nullable(),
     stateBackend: z.string().nullable(),
     customModuleId: z.string().nullable(),
+    module: z.string().nullable().meta({ description: "The custom module this version pins (name@version), or null: it follows the latest" }),
     changes: z.record(z.string(), fieldChangeSchema).meta({ description: "From the version before, field by field (spec keys as `spec.<key>`); version 1: every field from null" }),
     createdByLabel: z.string(),
     createdAt: timestamp,

@@ -49,6 +49,7 @@ import type {
   RunnerToken,
 } from "./types";
 import type { AuditCheckpointList, AuditFilter, AuditPage, AuditVerification } from "./types";
+import type { ModuleList, ModulePolicy, ModuleVersion, ModuleVersionList, RegisterModuleRequest } from "./types";
 import type {
   ComponentChange,
   ComponentVersionList,
@@ -220,6 +221,20 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       setDefault: (provisioner: string, backend: string) => put<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`, { backend }),
       unsetDefault: (provisioner: string) => del<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`),
       plantonManaged: () => get<PlantonManagedUsage>("/state-backends/planton-managed"),
+    },
+    modules: {
+      /** The organization's modules and the platform's (optionally for one kind), the policy, and whether the caller may register. */
+      list: (filter: { kind?: string } = {}) => get<ModuleList>(`/modules${query(filter)}`),
+      /** A module's latest version: source, checksum, inputs, README, components using it. */
+      get: (name: string) => get<ModuleVersion>(`/modules/${q(name)}`),
+      /** Every version of a module, newest first. */
+      versions: (name: string) => get<ModuleVersionList>(`/modules/${q(name)}/versions`),
+      /** One version of a module. */
+      version: (name: string, version: string) => get<ModuleVersion>(`/modules/${q(name)}/versions/${q(version)}`),
+      /** Registers a version from git or an archive (base64); the server fetches it once and keeps it immutably. */
+      register: (input: RegisterModuleRequest) => post<ModuleVersion>("/modules", input),
+      /** Whether engineers may register module versions (admins only). */
+      setPolicy: (input: ModulePolicy) => put<ModulePolicy>("/modules/policy", input),
     },
     runners: {
       /** The organization's runners and the Planton-hosted ones, with the default's name (null: Planton-hosted). */

@@ -32,6 +32,7 @@ import type {
   testAccessBody,
 } from "../api/state-schemas";
 import type { Answer } from "../api/wire";
+import type { moduleListSchema, modulePolicySchema, moduleRowSchema, moduleVersionListSchema, moduleVersionSchema, registerModuleBody } from "../api/module-schemas";
 import type { defaultRunnerSchema, registerRunnerBody, runnerDetailSchema, runnerListSchema, runnerRevokedSchema, runnerSchema, runnerTokenSchema } from "../api/runner-schemas";
 import type { addAuthorizationBody, authorizationChangeSchema, authorizationListSchema, connectionAuthorizationsSchema, removeAuthorizationInput } from "../api/connection-schemas";
 import type { auditCheckpointListSchema, auditEventSchema, auditFilterInput, auditPageSchema, auditVerifySchema } from "../api/audit-schemas";
@@ -125,3 +126,10 @@ export type CreateComponentRequest = z.input<typeof createComponentBody>;
 export type UpdateComponentRequest = Omit<z.input<typeof updateComponentBody>, "id">;
 export type DeleteComponentRequest = Omit<z.input<typeof deleteComponentBody>, "id">;
 export type ForgetComponentRequest = Omit<z.input<typeof forgetComponentBody>, "id">;
+
+export type ModuleList = Answer<typeof moduleListSchema>;
+export type ModuleListRow = Answer<typeof moduleRowSchema>;
+export type ModuleVersion = Answer<typeof moduleVersionSchema>;
+export type ModuleVersionList = Answer<typeof moduleVersionListSchema>;
+export type ModulePolicy = Answer<typeof modulePolicySchema>;
+export type RegisterModuleRequest = z.input<typeof registerModuleBody>;

@@ -31,7 +31,7 @@ describe("module versions", () => {
       await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "StaticSite", name: "site", provisioner: "builtin", version, source });
     }
     const report = await preflightForKind(t.db, org.actor("viewer"), { kind: "StaticSite", environment: "dev" });
-    expect(report.checks[0]).toMatchObject({ essential: "module", passed: true, resolvedTo: "site@2.0.0 (builtin, organization registry)" });
+    expect(report.checks[0]).toMatchObject({ essential: "module", passed: true, resolvedTo: expect.stringMatching(/^site@2\.0\.0 \(builtin, organization registry latest, sha256 [0-9a-f]{64}\)$/) });
     expect(report.checks[0].visited).toContain("organization registry: site@2.0.0, site@2.0.0-rc.1");
   });
 });

@@ -1,10 +1,12 @@
 import { and, eq, inArray, or } from "drizzle-orm";
 import semver from "semver";
 import type { Queryable } from "@/db/client";
-import { catalogKinds, iacModules } from "@/db/schema";
+import { catalogKinds, iacModules, moduleBundles } from "@/db/schema";
 import { PLATFORM_CATALOG, type SpecField } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
 import { notFound } from "../errors";
+import { readModuleFacts } from "./modules/inputs";
+import { readModuleBundle } from "./modules/read-folder";
 
 export interface CatalogKind {
   id: string;
@@ -52,10 +54,22 @@ export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
         set: { title: def.title, description: def.description, provider: def.provider, specSchema: { fields: def.fields } },
       });
     if (def.module) {
+      // The platform's builtin modules: their files are the folder's; what the registry shows of them (checksum, inputs, README) is read from it.
+      const bundle = readModuleBundle(def.module.source);
+      const facts = bundle ? { sha256: bundle.sha256, size: Object.values(bundle.files).reduce((n, t) => n + Buffer.byteLength(t), 0), fileCount: Object.keys(bundle.files).length } : null;
+      if (bundle && facts) await db.insert(moduleBundles).values({ sha256: facts.sha256, files: bundle.files, size: facts.size, fileCount: facts.fileCount }).onConflictDoNothing();
+      const described = {
+        sourceKind: "builtin" as const,
+        bundleSha256: facts?.sha256 ?? null,
+        size: facts?.size ?? 0,
+        fileCount: facts?.fileCount ?? 0,
+        readme: bundle?.files["README.md"] ?? "",
+        inputs: bundle ? readModuleFacts(bundle.files).inputs : [],
+      };
       await db
         .insert(iacModules)
-        .values({ id: newId("iacModule"), orgId: null, scopeKey: "platform", kind: def.kind, ...def.module })
-        .onConflictDoNothing();
+        .values({ id: newId("iacModule"), orgId: null, scopeKey: "platform", kind: def.kind, ...def.module, ...described })
+        .onConflictDoUpdate({ target: [iacModules.scopeKey, iacModules.name, iacModules.version], set: { source: def.module.source, ...described } });
     }
   }
 }
@@ -63,7 +77,7 @@ export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
 type ModuleRow = typeof iacModules.$inferSelect;
 
 /** Newest version first in semver order (`1.0.0` above `1.0.0-rc.1`); a version that is not semver sorts below every one that is. */
-function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
+export function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
   const va = semver.valid(a.version);
   const vb = semver.valid(b.version);
   const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });

@@ -7,6 +7,7 @@ import { environmentsRouter } from "./routers/environments";
 import { flowControlRouter } from "./routers/flow-control";
 import { jobsRouter } from "./routers/jobs";
 import { meRouter } from "./routers/me";
+import { modulesRouter } from "./routers/modules";
 import { apiTokensRouter } from "./routers/api-tokens";
 import { membersRouter } from "./routers/members";
 import { runnersRouter } from "./routers/runners";
@@ -18,6 +19,7 @@ import { variablesRouter } from "./routers/variables";
 export const appRouter = router({
   me: meRouter,
   catalog: catalogRouter,
+  modules: modulesRouter,
   components: componentsRouter,
   connections: connectionsRouter,
   environments: environmentsRouter,

@@ -3,6 +3,7 @@
 // /api/v1; every method of the typed client (lib/client) is called, and each answer matches the
 // document's schema for its route. A new client method without a case here fails the last test.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -405,6 +406,44 @@ describe("the typed client against the real server", () => {
     const forgot = await admin.components.forget(draft.component.id, { confirmName: "contract-draft" });
     expect(forgot.component.status).toBe("forgotten");
     conforms("post", "/components/{id}/forget", 200, forgot);
+  });
+
+  it("registers and reads modules: register from an archive (201), list, get, versions, version, the policy; a second registration of a version refused", async () => {
+    const admin = recording(createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") }));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-contract-module-"));
+    try {
+      fs.mkdirSync(path.join(dir, "mod"));
+      fs.writeFileSync(path.join(dir, "mod", "main.tf"), 'variable "greeting" {\n  type    = string\n  default = "hello"\n}\n\nresource "local_file" "hello" {\n  filename = "hello.txt"\n  content  = var.greeting\n}\n');
+      execFileSync("tar", ["-czf", path.join(dir, "mod.tar.gz"), "-C", dir, "mod"]);
+      const body = { name: "contract-hello", version: "1.0.0", kind: "ContractHello", provisioner: "builtin" as const, source: { type: "archive" as const, fileName: "mod.tar.gz", contentBase64: fs.readFileSync(path.join(dir, "mod.tar.gz")).toString("base64") } };
+      const registered = await admin.modules.register(body);
+      expect(registered).toMatchObject({ name: "contract-hello", version: "1.0.0", kind: "ContractHello", scope: "organization", fileCount: 1, inputs: [{ name: "greeting", required: false, default: "hello" }] });
+      conforms("post", "/modules", 201, registered);
+      const again = await admin.modules.register(body).catch((e: PlantonApiError) => e);
+      expect(again).toMatchObject({ status: 409, message: expect.stringContaining("a version, once registered, never changes; register a new version") });
+      const list = await client.modules.list();
+      expect(list.modules.map((m) => m.name)).toEqual(expect.arrayContaining(["contract-hello", "static-site", "aws-s3-bucket"]));
+      expect(list).toMatchObject({ policy: { engineersMayRegister: false }, mayRegister: false });
+      conforms("get", "/modules", 200, list);
+      conforms("get", "/modules", 200, await client.modules.list({ kind: "ContractHello" }));
+      const latest = await client.modules.get("contract-hello");
+      expect(latest.sha256).toBe(registered.sha256);
+      conforms("get", "/modules/{name}", 200, latest);
+      const versions = await client.modules.versions("contract-hello");
+      expect(versions.versions.map((v) => v.version)).toEqual(["1.0.0"]);
+      conforms("get", "/modules/{name}/versions", 200, versions);
+      const one = await client.modules.version("static-site", "1.0.0");
+      expect(one).toMatchObject({ scope: "platform", source: { kind: "builtin", path: "catalog/modules/static-site" } });
+      conforms("get", "/modules/{name}/versions/{version}", 200, one);
+      const policy = await admin.modules.setPolicy({ engineersMayRegister: true });
+      expect(policy).toEqual({ engineersMayRegister: true });
+      conforms("put", "/modules/policy", 200, policy);
+      const refused = await client.modules.setPolicy({ engineersMayRegister: false }).catch((e: PlantonApiError) => e);
+      expect(refused).toMatchObject({ status: 403 });
+      await admin.modules.setPolicy({ engineersMayRegister: false });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("called every method of the client", () => {

@@ -32,9 +32,12 @@ const BOUND_MS = 20_000;
 
 const deep = (levels: number): unknown => (levels ? { a: deep(levels - 1) } : "bottom");
 
-/** The values every field, body and parameter is given in turn. */
+/**
+ * The values every field, body and parameter is given in turn, each a case of its own: one NUL value,
+ * since a NUL anywhere in a string is one case (server/input-guard.ts and Postgres refuse it wherever
+ * it is); a lone "\u0000" beside it only doubled that case's requests.
+ */
 const CORPUS: unknown[] = [
-  "\u0000",
   "name\u0000with-nul",
   "\ud800",
   "tail\udfff",

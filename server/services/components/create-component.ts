@@ -11,6 +11,8 @@ import { recordAudit } from "../../audit";
 import { badRequest, conflict, isUniqueViolation, notFound } from "../../errors";
 import type { Actor } from "../../actor";
 import { getCatalogKind, type CatalogKind } from "../catalog";
+import { checkFieldValue } from "../modules/inputs";
+import { moduleRef, pinnedModule } from "../modules/resolve";
 import { environmentByName } from "../organizations/lookup";
 import { createJob } from "../jobs/create-job";
 import { recordVersion } from "./versions";
@@ -26,6 +28,9 @@ export function validateSpec(kind: CatalogKind, spec: Record<string, unknown>) {
     const field = issue.path.length ? `spec.${issue.path.join(".")}` : "spec";
     throw badRequest(`The spec does not match ${kind.kind}: ${firstPerField(parsed.error.issues).join("; ")}. Nothing was saved.`, field);
   }
+  // Fields derived from a module's variables: their HCL type and validation blocks, each message naming its field.
+  const problems = kind.fields.flatMap((f) => (parsed.data[f.name] === undefined || (!f.hclType && !f.validations) ? [] : [[f.name, checkFieldValue(f, parsed.data[f.name])] as const])).filter(([, p]) => p);
+  if (problems.length) throw badRequest(`The spec does not match ${kind.kind}: ${problems.map(([, p]) => p).join("; ")}. Nothing was saved.`, `spec.${problems[0][0]}`);
   return withDefaults(kind.fields, parsed.data as Record<string, unknown>);
 }
 
@@ -67,6 +72,7 @@ export async function createComponentAndDeploy(db: Database, actor: Actor, raw: 
   const spec = validateSpec(kind, input.spec);
   const conn = input.connection ? await connectionForKind(db, actor.orgId, kind, input.connection).catch(withField("connection")) : null;
   const backend = input.stateBackend ? await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend")) : null;
+  const pinned = input.module ? await pinnedModule(db, actor.orgId, kind.kind, input.module) : null;
   const id = newId("infraComponent");
   try {
     const job = await db.transaction(async (tx) => {
@@ -80,6 +86,7 @@ export async function createComponentAndDeploy(db: Database, actor: Actor, raw: 
         spec,
         connectionId: conn?.id ?? null,
         stateBackendId: backend?.id ?? null,
+        customModuleId: pinned?.id ?? null,
         status: "draft",
         specVersion: 1,
         createdBy: actor.userId,
@@ -92,7 +99,7 @@ export async function createComponentAndDeploy(db: Database, actor: Actor, raw: 
         environment: env.name,
         summary: `Created ${kind.kind} ${input.name} in ${env.name}${input.deploy ? "" : " as a draft (nothing deployed)"}`,
         // A spec holds secrets only as `$secret/NAME` references, so it is recorded as written.
-        changes: { kind: kind.kind, description: input.description, spec, connection: conn?.name ?? null, stateBackend: backend?.name ?? null, version: 1, deploy: input.deploy },
+        changes: { kind: kind.kind, description: input.description, spec, connection: conn?.name ?? null, stateBackend: backend?.name ?? null, module: pinned ? moduleRef(pinned) : null, version: 1, deploy: input.deploy },
       });
       return input.deploy ? createJob(tx, actor, { componentId: id, operation: "update", versionMessage: input.versionMessage }) : null;
     });

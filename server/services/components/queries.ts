@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, isNull, notInArray, or, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { componentVersions, connections, environments, infraComponents, infraJobs, stateBackends, stateObjects } from "@/db/schema";
+import { componentVersions, connections, environments, iacModules, infraComponents, infraJobs, stateBackends, stateObjects } from "@/db/schema";
 import { GONE_STATUSES } from "@/lib/component-lifecycle";
 import { notFound } from "../../errors";
 
@@ -17,6 +17,8 @@ const componentColumns = {
   stateBackendId: infraComponents.stateBackendId,
   stateBackend: stateBackends.name,
   customModuleId: infraComponents.customModuleId,
+  /** The custom module as name@version (null when it follows the latest). */
+  customModule: sql<string | null>`${iacModules.name} || '@' || ${iacModules.version}`,
   status: infraComponents.status,
   statusReason: infraComponents.statusReason,
   specVersion: infraComponents.specVersion,
@@ -36,6 +38,7 @@ export function selectComponents(db: Queryable, where: SQL | undefined) {
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .leftJoin(connections, eq(connections.id, infraComponents.connectionId))
     .leftJoin(stateBackends, eq(stateBackends.id, infraComponents.stateBackendId))
+    .leftJoin(iacModules, eq(iacModules.id, infraComponents.customModuleId))
     .leftJoin(componentVersions, and(eq(componentVersions.componentId, infraComponents.id), eq(componentVersions.version, 1)))
     .where(where);
 }

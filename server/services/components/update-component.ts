@@ -10,6 +10,7 @@ import { recordAudit, diffFields } from "../../audit";
 import type { Actor } from "../../actor";
 import { conflict } from "../../errors";
 import { getCatalogKind } from "../catalog";
+import { moduleRef, pinnedModule } from "../modules/resolve";
 import { createJob } from "../jobs/create-job";
 import { backendRule, backendsAndDefaults, servedComponents, type BackendRow } from "../state-backends/served";
 import { connectionForKind, stateBackendByName, validateSpec, withField } from "./create-component";
@@ -44,6 +45,11 @@ export async function changeComponent(db: Database, actor: Actor, raw: z.input<t
       backend = input.stateBackend ? await stateBackendByName(db, actor.orgId, input.stateBackend).catch(withField("stateBackend")) : null;
       patch.stateBackendId = backend?.id ?? null;
       after.stateBackend = backend?.name ?? null;
+    }
+    if (input.module !== undefined) {
+      const pinned = input.module ? await pinnedModule(db, actor.orgId, kind.kind, input.module) : null;
+      patch.customModuleId = pinned?.id ?? null;
+      after.customModule = pinned ? moduleRef(pinned) : null;
     }
     const changes = diffFields(versionedFields(current), after);
     if (!Object.keys(changes).length) return { component: await getComponentView(db, actor, current.id), job: null, queuedBehind: null };

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { componentVersions, infraJobs } from "@/db/schema";
+import { componentVersions, iacModules, infraJobs } from "@/db/schema";
 import type { componentVersionListSchema } from "@/lib/api/component-schemas";
 import type { Actor } from "../../actor";
 import { diffFields } from "../../audit";
@@ -18,8 +18,8 @@ export function specFields(before: unknown, spec: unknown): Record<string, unkno
 }
 
 /** The fields a version compares (lib/component-lifecycle.ts VERSIONED_FIELDS), as a diff reads them. */
-export function versionedFields(c: Pick<InfraComponentView, "description" | "spec" | "connection" | "stateBackend" | "customModuleId">): Record<string, unknown> {
-  return { description: c.description, ...specFields({}, c.spec), connection: c.connection, stateBackend: c.stateBackend, customModule: c.customModuleId };
+export function versionedFields(c: Pick<InfraComponentView, "description" | "spec" | "connection" | "stateBackend" | "customModule">): Record<string, unknown> {
+  return { description: c.description, ...specFields({}, c.spec), connection: c.connection, stateBackend: c.stateBackend, customModule: c.customModule };
 }
 
 /** Version 1's changes: every field that has a value, from null. */
@@ -55,17 +55,23 @@ export async function recordVersion(tx: Queryable, actor: Actor, componentId: st
 export async function listComponentVersions(db: Queryable, orgId: string, id: string): Promise<z.infer<typeof componentVersionListSchema>> {
   const c = await getComponent(db, orgId, id);
   const [rows, jobs] = await Promise.all([
-    db.select().from(componentVersions).where(and(eq(componentVersions.componentId, c.id), eq(componentVersions.orgId, orgId))).orderBy(desc(componentVersions.version)),
+    db
+      .select({ v: componentVersions, moduleName: iacModules.name, moduleVersion: iacModules.version })
+      .from(componentVersions)
+      .leftJoin(iacModules, eq(iacModules.id, componentVersions.customModuleId))
+      .where(and(eq(componentVersions.componentId, c.id), eq(componentVersions.orgId, orgId)))
+      .orderBy(desc(componentVersions.version)),
     db.select({ id: infraJobs.id, specVersion: infraJobs.specVersion }).from(infraJobs).where(eq(infraJobs.componentId, c.id)).orderBy(asc(infraJobs.createdAt), asc(infraJobs.id)),
   ]);
   return {
-    versions: rows.map((v) => ({
+    versions: rows.map(({ v, moduleName, moduleVersion }) => ({
       version: v.version,
       description: v.description,
       spec: (v.spec ?? {}) as Record<string, unknown>,
       connection: v.connectionName,
       stateBackend: v.stateBackendName,
       customModuleId: v.customModuleId,
+      module: v.customModuleId ? (moduleName ? `${moduleName}@${moduleVersion}` : v.customModuleId) : null,
       changes: v.changes,
       createdByLabel: v.createdByLabel,
       createdAt: v.createdAt,

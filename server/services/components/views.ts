@@ -7,6 +7,7 @@ import { environments, infraComponents, infraJobs } from "@/db/schema";
 import { componentActions, GONE_STATUSES } from "@/lib/component-lifecycle";
 import { listComponentsInput, type componentChangeSchema, type componentListSchema, type componentSchema } from "@/lib/api/component-schemas";
 import type { Role } from "@/lib/roles";
+import { componentModules, moduleRef, type ModuleChoice } from "../modules/resolve";
 import { factsOf } from "./refusals";
 import { getComponent, notGone, selectComponents, type InfraComponentView } from "./queries";
 
@@ -34,7 +35,7 @@ async function lastJobs(db: Queryable, ids: string[]): Promise<Map<string, NonNu
   return new Map(rows.map(({ componentId, ...j }) => [componentId, j]));
 }
 
-function toView(c: InfraComponentView, lastJob: JobRef | undefined, role: Role): ComponentView {
+function toView(c: InfraComponentView, lastJob: JobRef | undefined, role: Role, mod: ModuleChoice | undefined): ComponentView {
   return {
     id: c.id,
     name: c.name,
@@ -46,6 +47,12 @@ function toView(c: InfraComponentView, lastJob: JobRef | undefined, role: Role):
     connection: c.connection,
     stateBackend: c.stateBackend,
     customModuleId: c.customModuleId,
+    module: {
+      rule: mod?.rule ?? "none",
+      pinned: mod?.pinned ?? null,
+      resolved: mod?.module ? moduleRef(mod.module) : null,
+      sha256: mod?.module?.bundleSha256 ?? null,
+    },
     status: c.status,
     statusReason: c.statusReason,
     specVersion: c.specVersion,
@@ -70,11 +77,14 @@ export async function listComponentViews(db: Queryable, actor: Viewer, raw: z.in
   if (input.show === "gone") conds.push(inArray(infraComponents.status, [...GONE_STATUSES]));
   const rows = await selectComponents(db, and(...conds)).orderBy(desc(infraComponents.createdAt), desc(infraComponents.id));
   const jobs = await lastJobs(db, rows.map((r) => r.id));
-  return { components: rows.map((r) => toView(r, jobs.get(r.id), actor.role)) };
+  const modules = await componentModules(db, actor.orgId, rows);
+  return { components: rows.map((r) => toView(r, jobs.get(r.id), actor.role, modules.get(r.id))) };
 }
 
 /** One component, gone ones included: a deleted component's page stays readable. */
 export async function getComponentView(db: Queryable, actor: Viewer, id: string): Promise<ComponentView> {
   const c = await getComponent(db, actor.orgId, id);
-  return toView(c, (await lastJobs(db, [c.id])).get(c.id), actor.role);
+  const jobs = await lastJobs(db, [c.id]);
+  const modules = await componentModules(db, actor.orgId, [c]);
+  return toView(c, jobs.get(c.id), actor.role, modules.get(c.id));
 }

@@ -113,7 +113,7 @@ export async function readEventsPage(db: Queryable, orgId: string, raw: z.input<
   return { events: await readEventsAfter(db, input.id, input.after, input.limit), lastSeq: job.eventSeq, status: job.status };
 }
 
-// ── Live fan-out: one LISTEN per process and channel, shared by every subscriber ────────────────
+// ── One LISTEN per process and channel, shared by every subscriber (a job's live events: event-feed.ts) ──
 type Listener = (payload: string) => void;
 interface Fanout {
   listeners: Set<Listener>;
@@ -135,59 +135,4 @@ export async function subscribeChannel(handle: DatabaseHandle, channel: string, 
   await f.ready;
   const fo = f;
   return () => void fo.listeners.delete(listener);
-}
-
-/**
- * Every event of a job after `afterSeq`, then live ones, each once and in order. Subscribes to
- * NOTIFY before reading the backlog so nothing falls between the two. Ends when the job's stream
- * ends (the job completed and everything was delivered) or `signal` aborts.
- */
-export async function* streamJobEvents(
-  handle: DatabaseHandle,
-  jobId: string,
-  afterSeq = 0,
-  signal?: AbortSignal,
-  opts: { stopWhenCompleted?: boolean; pollMs?: number } = {},
-): AsyncGenerator<ProgressEvent> {
-  let wake: (() => void) | null = null;
-  let dirty = true;
-  const unsubscribe = await subscribeChannel(handle, JOB_EVENTS_CHANNEL, (payload) => {
-    if (payload === "" || payload.startsWith(`${jobId}:`)) {
-      dirty = true;
-      wake?.();
-    }
-  });
-  const onAbort = () => wake?.();
-  signal?.addEventListener("abort", onAbort);
-  let last = afterSeq;
-  try {
-    while (!signal?.aborted) {
-      if (dirty) {
-        dirty = false;
-        for (;;) {
-          const batch = await readEventsAfter(handle.db, jobId, last, 500);
-          for (const e of batch) {
-            if (e.seq <= last) continue;
-            last = e.seq;
-            yield e;
-          }
-          if (batch.length < 500) break;
-        }
-        if (opts.stopWhenCompleted !== false) {
-          const [job] = await handle.db.select({ status: infraJobs.status, seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId));
-          if (!job || (job.status === "completed" && job.seq <= last)) return;
-        }
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        // A slow safety poll: a NOTIFY lost to a reconnect is picked up here.
-        setTimeout(() => ((dirty = true), resolve()), opts.pollMs ?? 5000);
-      });
-      wake = null;
-    }
-  } finally {
-    signal?.removeEventListener("abort", onAbort);
-    unsubscribe();
-  }
 }

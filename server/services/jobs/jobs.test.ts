@@ -9,7 +9,8 @@ import { PlantonError } from "../../errors";
 import { draftComponent } from "../../../test/components";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
-import { appendEvents, appendRunnerEvents, readEventsAfter, streamJobEvents } from "./events";
+import { appendEvents, appendRunnerEvents, readEventsAfter } from "./events";
+import { streamJobEvents } from "./event-feed";
 import { bundleSha256 } from "@/lib/module-bundle";
 import { preflightForKind, unauthorizedConnectionMessage } from "./preflight";
 import { getIacInput, getJob, listJobs } from "./queries";
@@ -111,7 +112,7 @@ describe("creating an Infra Job", () => {
     const report = await preflightForKind(t.db, org.actor("viewer"), { kind: "StaticSite", environment: "prod" });
     expect(report.passed).toBe(true);
     expect(report.checks.map((c) => [c.essential, c.passed, c.resolvedTo])).toEqual([
-      ["module", true, "static-site@1.0.0 (builtin, platform registry)"],
+      ["module", true, expect.stringMatching(/^static-site@1\.0\.0 \(builtin, platform registry, sha256 [0-9a-f]{64}\)$/)],
       ["credentials", true, "local-sandbox (local)"],
       ["backend", true, "planton-managed (planton_managed, the organization's default for builtin)"],
       ["runner", true, "a Planton-hosted runner: neither the connection nor the organization names a runner"],
@@ -234,7 +235,7 @@ describe("progress events", () => {
     const after = before[before.length - 1].seq;
     const seen: number[] = [];
     const reader = (async () => {
-      for await (const e of streamJobEvents(t, job.id, after, undefined, { pollMs: 500 })) seen.push(e.seq);
+      for await (const e of streamJobEvents(t, job.id, after)) seen.push(e.seq);
     })();
     for (let i = 0; i < 20; i++) await t.db.transaction((tx) => appendEvents(tx, job.id, [{ operation: null, type: "log", payload: { line: `l${i}` } }]));
     await cancelJob(t.db, org.actor(), { jobId: job.id });

@@ -1,13 +1,12 @@
 // Preflight: before a job is queued, resolve the four essentials (IaC module, provider credentials,
 // state backend, flow-control policy) and check the connection may be used in the environment.
-import fs from "node:fs";
-import path from "node:path";
 import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { connectionAuthorizations, connections, environments, iacModules, organizations, stateBackends, stateObjects } from "@/db/schema";
+import { connectionAuthorizations, connections, environments, iacModules, moduleBundles, organizations, stateBackends, stateObjects } from "@/db/schema";
 import { CONNECTION_PROVIDERS, type Provisioner } from "@/lib/catalog";
 import { bundleSha256 } from "@/lib/module-bundle";
+import { readModuleBundle, type ModuleBundle } from "../modules/read-folder";
 import { secretReferences, variableReferences } from "@/lib/secrets";
 import type { Actor } from "../../actor";
 import { getCatalogKind, modulesForKind, type CatalogKind } from "../catalog";
@@ -25,10 +24,8 @@ type ModuleRow = typeof iacModules.$inferSelect;
 type ConnectionRow = typeof connections.$inferSelect;
 type BackendRow = typeof stateBackends.$inferSelect;
 
-export interface ModuleBundle {
-  files: Record<string, string>;
-  sha256: string;
-}
+export type { ModuleBundle };
+export { readModuleBundle };
 
 export interface Resolved {
   module: ModuleRow | null;
@@ -45,66 +42,72 @@ export interface Resolved {
 }
 
 
-/** Reads a module's files from its `source` folder (relative to the server's working folder). Null when it is not a local folder. */
-export function readModuleBundle(source: string): ModuleBundle | null {
-  if (/^[a-z]+:/i.test(source)) return { files: {}, sha256: bundleSha256({}) };
-  const root = path.resolve(/*turbopackIgnore: true*/ process.cwd(), source);
-  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return null;
-  const files: Record<string, string> = {};
-  const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files[path.relative(root, full).split(path.sep).join("/")] = fs.readFileSync(full, "utf8");
-    }
-  };
-  walk(root);
-  return { files, sha256: bundleSha256(files) };
+/** A module version's files: a registered version's stored bundle, a builtin one's folder; null when they are not found. */
+export async function moduleBundleOf(db: Queryable, m: ModuleRow): Promise<ModuleBundle | null> {
+  if (m.sourceKind === "builtin") return readModuleBundle(m.source);
+  if (!m.bundleSha256) return null;
+  const [row] = await db.select({ files: moduleBundles.files }).from(moduleBundles).where(eq(moduleBundles.sha256, m.bundleSha256));
+  return row ? { files: row.files, sha256: bundleSha256(row.files) } : null;
 }
 
 export const unauthorizedConnectionMessage = (environment: string, provider: string, connection: string) =>
   `Nothing ran: environment ${environment} may not use the ${provider} connection ${connection}. Authorize it (planton connection auth create --provider ${provider} --connection ${connection} --scope environment --environments ${environment}), or make it the organization's (--scope organization), then run the job again.`;
 
+const RULE_WORDS = { custom: "the component's custom module", organization: "organization registry latest", platform: "platform registry", none: "" } as const;
+
 async function resolveModule(db: Queryable, orgId: string, kind: string, customModuleId: string | null) {
   const visited: string[] = [];
   const errors: string[] = [];
   let module: ModuleRow | null = null;
-  let where = "";
+  let rule: keyof typeof RULE_WORDS = "none";
   if (customModuleId) {
     const [row] = await db.select().from(iacModules).where(and(eq(iacModules.id, customModuleId), inArray(iacModules.scopeKey, [orgId, "platform"])));
-    visited.push(`component's custom module ${customModuleId}: ${row ? "found" : "not found"}`);
-    if (row) (module = row), (where = "the component's custom module");
-    else errors.push(`The component's custom module ${customModuleId} is not registered. Register it again, or clear the component's custom module to use the registry's, then run the job again.`);
+    visited.push(`component's custom module: ${row ? `${row.name}@${row.version}` : `${customModuleId} (not found)`}`);
+    if (row) (module = row), (rule = "custom");
+    else errors.push(`The component's custom module ${customModuleId} is not registered. Pick a registered version on the component (planton infra component update <id> --module name@version), or follow the registry's latest (--module latest), then run the job again.`);
   } else visited.push("component's custom module: none set");
   if (!module && !errors.length) {
     const rows = await modulesForKind(db, orgId, kind);
     const org = rows.filter((r) => r.scopeKey === orgId);
     visited.push(`organization registry: ${org.length ? org.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);
     const platform = rows.filter((r) => r.scopeKey === "platform");
-    if (org[0]) (module = org[0]), (where = "organization registry");
+    if (org[0]) (module = org[0]), (rule = "organization");
     else {
       visited.push(`platform registry: ${platform.length ? platform.map((r) => `${r.name}@${r.version}`).join(", ") : "none for " + kind}`);
-      if (platform[0]) (module = platform[0]), (where = "platform registry");
+      if (platform[0]) (module = platform[0]), (rule = "platform");
     }
     if (!module) {
       errors.push(
-        `No IaC module is registered for ${kind}: the component names none, and neither the organization's registry nor the platform registry has one. Register a module for ${kind} in the organization's registry, or set a custom module on the component, then run the job again.`,
+        `No IaC module is registered for ${kind}: the component names none, and neither the organization's registry nor the platform registry has one. Register a module for ${kind} in the organization's registry (planton module register --kind ${kind} …), or set a custom module on the component, then run the job again.`,
       );
     }
   }
   let bundle: ModuleBundle | null = null;
   if (module) {
-    bundle = readModuleBundle(module.source);
-    if (!bundle) errors.push(`The files of module ${module.name}@${module.version} were not found at ${module.source}. Restore the module's folder, or register a module whose source exists, then run the job again.`);
+    bundle = await moduleBundleOf(db, module);
+    const ref = `${module.name}@${module.version}`;
+    if (!bundle) {
+      errors.push(
+        module.sourceKind === "builtin"
+          ? `Nothing ran: the files of module ${ref} were not found at ${module.source}. Restore the module's folder, or register a module whose source exists, then run the job again.`
+          : `Nothing ran: the stored bundle of module ${ref} (sha256 ${module.bundleSha256}) was not found. Register the module again as a new version, then run the job again.`,
+      );
+    } else if (!Object.keys(bundle.files).length) {
+      errors.push(`Nothing ran: module ${ref} has no files (its bundle is empty, sha256 ${bundle.sha256}). Register a version with the module's files (planton module register), or pick another on the component, then run the job again.`);
+      bundle = null;
+    } else if (module.bundleSha256 && module.sourceKind !== "builtin" && bundle.sha256 !== module.bundleSha256) {
+      errors.push(`Nothing ran: the stored bundle of module ${ref} does not match the checksum it was registered with (sha256 ${module.bundleSha256}, stored files hash to ${bundle.sha256}). Register the module again as a new version, then run the job again.`);
+      bundle = null;
+    }
   }
   const check: PreflightCheck = {
     essential: "module",
     passed: !errors.length,
-    resolvedTo: module ? `${module.name}@${module.version} (${module.provisioner}, ${where})` : null,
+    resolvedTo: module ? `${module.name}@${module.version} (${module.provisioner}, ${RULE_WORDS[rule]}${bundle ? `, sha256 ${bundle.sha256}` : ""})` : null,
     errors,
     visited,
   };
-  return { check, module, bundle };
+  return { check, module, bundle, rule };
 }
 
 /** May jobs in the environment deploy through the connection? Preflight asks before a job is queued, the runner API again when the job reads the connection's credentials. */

@@ -5,19 +5,22 @@ import { and, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { connections, stateBackends } from "@/db/schema";
 import { isStateBackendKind, STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
-import { openAzureBlobStore } from "@/state-backends/azure-blob";
 import { openGcsStore } from "@/state-backends/gcs";
 import { LocalStateStore } from "@/state-backends/local";
 import { PostgresStateStore } from "@/state-backends/postgres";
 import { openPulumiCloudStore } from "@/state-backends/pulumi-cloud";
 import { StateBackend } from "@/state-backends/rules";
 import { RemoteStateError } from "@/state-backends/remote-api";
-import { openR2Store, openS3Store } from "@/state-backends/s3";
 import { openTerraformCloudStore } from "@/state-backends/terraform-cloud";
 import type { StateStore } from "@/state-backends/types";
 import { decryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
 import { PlantonManagedStore } from "./planton-managed-store";
+
+// The S3 and Azure kinds load their SDKs (a second or two of imports) when such a backend is opened,
+// not with every module that can open a backend.
+const s3Kind = () => import("@/state-backends/s3");
+const azureBlobKind = () => import("@/state-backends/azure-blob");
 
 export type BackendRow = typeof stateBackends.$inferSelect;
 type ConnectionRow = typeof connections.$inferSelect;
@@ -72,6 +75,7 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
     }
     case "s3": {
       const { config, credentials } = await connectionFor(db, backend, provider!);
+      const { openS3Store } = await s3Kind();
       return openS3Store({
         bucket: text(cfg.bucket),
         prefix,
@@ -82,6 +86,7 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
     }
     case "r2": {
       const { config, credentials } = await connectionFor(db, backend, provider!);
+      const { openR2Store } = await s3Kind();
       return openR2Store({
         accountId: text(config.account_id),
         bucket: text(cfg.bucket),
@@ -93,6 +98,7 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
     case "azure_blob": {
       const { config, credentials } = await connectionFor(db, backend, provider!);
       const account = text(config.storage_account_name);
+      const { openAzureBlobStore } = await azureBlobKind();
       return openAzureBlobStore({
         container: text(cfg.container_name),
         prefix,

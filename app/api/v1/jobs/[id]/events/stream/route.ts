@@ -1,6 +1,6 @@
 import { lastSeenSeq } from "@/server/input-guard";
 import { streamingRoute } from "@/server/public-api/http";
-import { streamJobEvents } from "@/server/services/jobs/events";
+import { streamJobEvents } from "@/server/services/jobs/event-feed";
 import { metrics, observeDelivery } from "@/server/metrics";
 
 export const dynamic = "force-dynamic";

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { orgWithComponent } from "../../../test/job-helpers";
+import type { ProgressEvent } from "@/lib/runner-protocol";
+import { cancelJob } from "./cancel-job";
+import { createJob } from "./create-job";
+import { jobFeedStats, streamJobEvents } from "./event-feed";
+import { appendEvents, readEventsAfter } from "./events";
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(() => t.close());
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+async function runningJob() {
+  const { org, component } = await orgWithComponent(t.db);
+  const job = await createJob(t.db, org.actor(), { componentId: component.id });
+  const append = (n: number, tag: string) =>
+    t.db.transaction((tx) => appendEvents(tx, job.id, Array.from({ length: n }, (_, i) => ({ operation: null, type: "log" as const, payload: { line: `${tag}-${i}` } }))));
+  return { org, job, append, end: () => cancelJob(t.db, org.actor(), { jobId: job.id }) };
+}
+
+/** A subscriber that reads as fast as events come; `joined` resolves with its first event. */
+function reader(stream: AsyncGenerator<ProgressEvent>) {
+  const seqs: number[] = [];
+  let joined!: () => void;
+  const first = new Promise<void>((r) => (joined = r));
+  const done = (async () => {
+    for await (const e of stream) {
+      seqs.push(e.seq);
+      if (seqs.length === 1) joined();
+    }
+    joined();
+  })();
+  return { seqs, first, done };
+}
+
+describe("live job events, one reader per job", () => {
+  it("reach 100 subscribers each once and in order, while a slow one falls behind its buffer, catches up from the database and rejoins", async () => {
+    const { job, append, end } = await runningJob();
+    const fast = Array.from({ length: 99 }, () => reader(streamJobEvents(t, job.id, 0)));
+    // The slow subscriber takes its first event, then reads nothing until the others have finished.
+    const slow = streamJobEvents(t, job.id, 0, undefined, { bufferSize: 8 });
+    const slowSeqs = [(await slow.next()).value!.seq];
+    await Promise.all(fast.map((r) => r.first));
+    expect(jobFeedStats(t, job.id)?.subscribers).toBe(100);
+
+    const batches = 30;
+    for (let i = 0; i < batches; i++) await append(1 + (i % 5), `b${i}`);
+    await end();
+    await Promise.all(fast.map((r) => r.done));
+    const stats = jobFeedStats(t, job.id)!;
+    for await (const e of slow) slowSeqs.push(e.seq);
+
+    const all = (await readEventsAfter(t.db, job.id, 0, 5000)).map((e) => e.seq);
+    expect(all.at(-1)).toBeGreaterThan(8 + 60);
+    for (const r of fast) expect(r.seqs).toEqual(all);
+    expect(slowSeqs).toEqual(all);
+    // Only the slow one fell back; the feed read the database per wake-up, not per subscriber.
+    expect(stats.fallbacks).toBe(1);
+    expect(stats.feedReads).toBeLessThanOrEqual(batches + 6 + stats.polls);
+    expect(jobFeedStats(t, job.id)).toBeUndefined();
+  });
+
+  it("hand a subscriber joining mid-stream with a Last-Event-ID its backlog, then live events, with no gap or repeat at the seam", async () => {
+    const { job, append, end } = await runningJob();
+    const watcher = reader(streamJobEvents(t, job.id, 0));
+    await watcher.first;
+    for (let i = 0; i < 10; i++) await append(3, `before${i}`);
+    const lastSeen = (await readEventsAfter(t.db, job.id, 0, 5000)).at(-1)!.seq - 7;
+    // Joins while events keep coming: part of its backlog is read from the database, the rest arrives live.
+    const appending = (async () => {
+      for (let i = 0; i < 10; i++) await append(2, `during${i}`);
+    })();
+    const joiner = reader(streamJobEvents(t, job.id, lastSeen));
+    await appending;
+    await end();
+    await Promise.all([watcher.done, joiner.done]);
+    const all = (await readEventsAfter(t.db, job.id, 0, 5000)).map((e) => e.seq);
+    expect(watcher.seqs).toEqual(all);
+    expect(joiner.seqs).toEqual(range(lastSeen + 1, all.at(-1)!));
+  });
+
+  it("end at once for a job that completed, after its backlog", async () => {
+    const { job, append, end } = await runningJob();
+    await append(4, "x");
+    await end();
+    const r = reader(streamJobEvents(t, job.id, 2));
+    await r.done;
+    const all = (await readEventsAfter(t.db, job.id, 0)).map((e) => e.seq);
+    expect(r.seqs).toEqual(range(3, all.at(-1)!));
+  });
+});

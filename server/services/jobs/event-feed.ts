@@ -1,0 +1,257 @@
+// Live progress events, one reader per job per process. The process's one LISTEN job_events wakes the
+// job's feed on NOTIFY '<job>:<seq>'; the feed reads the new events once (by seq, after the last it
+// read) and hands them in memory to every subscriber of that job. Each subscriber has a bounded
+// buffer: one that falls behind (its buffer full) stops taking live batches, catches up from the
+// database by its own cursor, then rejoins — it never drops or repeats an event and never holds up
+// the others. Seqs are allocated under the job's row lock, so they commit in order and a read after
+// a NOTIFY sees no gap.
+import { eq } from "drizzle-orm";
+import type { DatabaseHandle } from "@/db/client";
+import { infraJobs } from "@/db/schema";
+import type { ProgressEvent } from "@/lib/runner-protocol";
+import { JOB_EVENTS_CHANNEL, readEventsAfter, subscribeChannel } from "./events";
+
+const READ_PAGE = 500;
+/** Events a subscriber may have waiting before it is moved to catching up from the database. */
+export const SUBSCRIBER_BUFFER = 1000;
+/** A NOTIFY lost to a reconnect is picked up by this slow re-read of each live job. */
+const SAFETY_POLL_MS = 5000;
+
+/** Counters of one job's feed in this process (for tests and metrics). */
+export interface JobFeedStats {
+  subscribers: number;
+  /** Reads by the feed itself: one per wake-up, whatever the number of subscribers. */
+  feedReads: number;
+  /** Safety polls (each may cause one feed read). */
+  polls: number;
+  /** Reads by subscribers catching up (joining behind the feed, or after falling behind). */
+  catchUpReads: number;
+  /** Times a subscriber's buffer was full and it fell back to the database. */
+  fallbacks: number;
+}
+
+class Subscriber {
+  private queue: ProgressEvent[] = [];
+  private head = 0;
+  /** Taking live batches from the feed; false while catching up from the database. */
+  live = false;
+  private wake: (() => void) | undefined;
+
+  /** `cursor`: the last seq this subscriber holds (queued or already handed on). */
+  constructor(
+    public cursor: number,
+    private readonly capacity: number,
+    private readonly feed: JobFeed,
+  ) {}
+
+  get waiting(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** A batch the feed read (contiguous seqs). Takes what follows its cursor, or falls back when it has no room. */
+  offer(batch: ProgressEvent[]): void {
+    if (this.live) {
+      let i = 0;
+      while (i < batch.length && batch[i].seq <= this.cursor) i++;
+      if (i < batch.length) {
+        if (batch[i].seq !== this.cursor + 1 || this.waiting + batch.length - i > this.capacity) {
+          this.live = false;
+          this.feed.stats.fallbacks++;
+        } else {
+          for (; i < batch.length; i++) this.queue.push(batch[i]);
+          this.cursor = batch[batch.length - 1].seq;
+        }
+      }
+    }
+    this.signal();
+  }
+
+  take(): ProgressEvent | undefined {
+    if (this.head === this.queue.length) return undefined;
+    const e = this.queue[this.head++];
+    if (this.head === this.queue.length) (this.queue = []), (this.head = 0);
+    return e;
+  }
+
+  append(events: ProgressEvent[]): void {
+    for (const e of events) this.queue.push(e);
+    if (events.length) this.cursor = events[events.length - 1].seq;
+  }
+
+  signal(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  next(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+}
+
+class JobFeed {
+  readonly subscribers = new Set<Subscriber>();
+  /** The last seq the feed read and handed out. */
+  cursor = 0;
+  /** Set once the job has completed: its last seq. */
+  endSeq: number | null = null;
+  readonly ready: Promise<void>;
+  readonly stats = { feedReads: 0, polls: 0, catchUpReads: 0, fallbacks: 0 };
+  private reading = false;
+  private dirty = false;
+  private readonly poll: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    readonly jobId: string,
+  ) {
+    this.ready = this.checkEnd(true);
+    this.poll = setInterval(() => (this.stats.polls++, this.wake()), SAFETY_POLL_MS);
+    this.poll.unref?.();
+  }
+
+  /** A NOTIFY for this job (with the batch's last seq), a reconnect or a poll. */
+  wake(seq?: number): void {
+    if (seq !== undefined && seq <= this.cursor) return;
+    this.dirty = true;
+    void this.read();
+  }
+
+  stop(): void {
+    clearInterval(this.poll);
+  }
+
+  private async read(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      await this.ready;
+      while (this.dirty) {
+        this.dirty = false;
+        for (;;) {
+          this.stats.feedReads++;
+          const batch = await readEventsAfter(this.handle.db, this.jobId, this.cursor, READ_PAGE);
+          if (!batch.length) break;
+          if (batch.some((e) => e.type === "job_status" && e.payload.status === "completed")) await this.checkEnd();
+          this.cursor = batch[batch.length - 1].seq;
+          for (const s of this.subscribers) s.offer(batch);
+          if (batch.length < READ_PAGE) break;
+        }
+      }
+    } catch (err) {
+      // Subscribers keep what they have; the next NOTIFY or poll reads again from the same seq.
+      console.error(`job ${this.jobId}: reading live events failed:`, err);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  /** Whether the job has completed, and its last seq then; at the start, also where the feed begins. */
+  private async checkEnd(start = false): Promise<void> {
+    const [job] = await this.handle.db.select({ status: infraJobs.status, seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, this.jobId));
+    if (start) this.cursor = job?.seq ?? 0;
+    if (!job) this.endSeq = 0;
+    else if (job.status === "completed") this.endSeq = job.seq;
+  }
+}
+
+// ── One hub per database handle: its LISTEN, and the feeds of the jobs someone watches ──────────
+interface Hub {
+  feeds: Map<string, JobFeed>;
+  listening: Promise<unknown>;
+}
+const hubs = new WeakMap<DatabaseHandle, Hub>();
+
+function hubOf(handle: DatabaseHandle): Hub {
+  let hub = hubs.get(handle);
+  if (hub) return hub;
+  const feeds = new Map<string, JobFeed>();
+  const listening = subscribeChannel(handle, JOB_EVENTS_CHANNEL, (payload) => {
+    // "" after the LISTEN (re)connected: anything may have been missed.
+    if (payload === "") return feeds.forEach((f) => f.wake());
+    const at = payload.lastIndexOf(":");
+    feeds.get(payload.slice(0, at))?.wake(Number(payload.slice(at + 1)));
+  });
+  const created: Hub = { feeds, listening };
+  listening.catch(() => hubs.delete(handle));
+  hubs.set(handle, created);
+  return created;
+}
+
+/** Adds a subscriber to the job's feed (made on first use) once the feed knows where it starts. */
+async function joinFeed(handle: DatabaseHandle, jobId: string, subscriber: (feed: JobFeed) => Subscriber): Promise<[JobFeed, Subscriber]> {
+  const hub = hubOf(handle);
+  await hub.listening;
+  for (;;) {
+    let feed = hub.feeds.get(jobId);
+    if (!feed) hub.feeds.set(jobId, (feed = new JobFeed(handle, jobId)));
+    try {
+      await feed.ready;
+    } catch (err) {
+      if (hub.feeds.get(jobId) === feed) {
+        hub.feeds.delete(jobId);
+        feed.stop();
+      }
+      throw err;
+    }
+    // The last subscriber may have left (and the feed stopped) while this one waited.
+    if (hub.feeds.get(jobId) !== feed) continue;
+    const sub = subscriber(feed);
+    feed.subscribers.add(sub);
+    return [feed, sub];
+  }
+}
+
+function leaveFeed(handle: DatabaseHandle, feed: JobFeed, sub: Subscriber): void {
+  feed.subscribers.delete(sub);
+  const hub = hubs.get(handle);
+  if (feed.subscribers.size === 0 && hub?.feeds.get(feed.jobId) === feed) {
+    hub.feeds.delete(feed.jobId);
+    feed.stop();
+  }
+}
+
+/** The live feed of a job in this process, if anyone is watching it. */
+export function jobFeedStats(handle: DatabaseHandle, jobId: string): JobFeedStats | undefined {
+  const feed = hubs.get(handle)?.feeds.get(jobId);
+  return feed && { subscribers: feed.subscribers.size, ...feed.stats };
+}
+
+/**
+ * Every event of a job after `afterSeq`, then live ones, each once and in order: the backlog from
+ * the database, then the job's shared feed, with no gap or repeat at the seam. Ends when the job has
+ * completed and everything was delivered, or when `signal` aborts.
+ */
+export async function* streamJobEvents(
+  handle: DatabaseHandle,
+  jobId: string,
+  afterSeq = 0,
+  signal?: AbortSignal,
+  opts: { stopWhenCompleted?: boolean; bufferSize?: number } = {},
+): AsyncGenerator<ProgressEvent> {
+  const [feed, sub] = await joinFeed(handle, jobId, (f) => new Subscriber(afterSeq, opts.bufferSize ?? SUBSCRIBER_BUFFER, f));
+  const onAbort = () => sub.signal();
+  signal?.addEventListener("abort", onAbort);
+  try {
+    while (!signal?.aborted) {
+      const e = sub.take();
+      if (e) {
+        yield e;
+        continue;
+      }
+      if (!sub.live) {
+        // Behind the feed: catch up from the database, and rejoin once level with it.
+        feed.stats.catchUpReads++;
+        const page = await readEventsAfter(handle.db, jobId, sub.cursor, READ_PAGE);
+        sub.append(page);
+        if (page.length < READ_PAGE && sub.cursor >= feed.cursor) sub.live = true;
+        continue;
+      }
+      if (opts.stopWhenCompleted !== false && feed.endSeq !== null && sub.cursor >= feed.endSeq) return;
+      await sub.next();
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    leaveFeed(handle, feed, sub);
+  }
+}
