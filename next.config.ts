@@ -8,7 +8,8 @@ const machineApiHeaders = [
 const overHttps = [{ type: "header" as const, key: "x-forwarded-proto", value: "https" }];
 
 const config: NextConfig = {
-  serverExternalPackages: ["@electric-sql/pglite", "postgres", "better-auth", "@better-auth/drizzle-adapter"],
+  // prom-client and OpenTelemetry keep process-wide registries: one copy from node_modules, not one per bundle.
+  serverExternalPackages: ["@electric-sql/pglite", "postgres", "better-auth", "@better-auth/drizzle-adapter", "prom-client", "@opentelemetry/api", "@opentelemetry/core", "@opentelemetry/resources", "@opentelemetry/sdk-trace-base", "@opentelemetry/exporter-trace-otlp-http"],
   typedRoutes: false,
   devIndicators: false,
   poweredByHeader: false,

@@ -14,7 +14,7 @@ export function proxy(request: NextRequest) {
   const config = (edge ??= serverConfig());
   const { pathname } = request.nextUrl;
   const https = servedOverHttps(config, request.nextUrl);
-  const isPage = !pathname.startsWith("/api/") && !pathname.startsWith("/_next/");
+  const isPage = !pathname.startsWith("/api/") && !pathname.startsWith("/_next/") && pathname !== "/metrics";
 
   const refusal = originRefusal(request, config);
   const tooLarge = pathname.startsWith("/api/auth/") && Number(request.headers.get("content-length") ?? "0") > TRPC_MAX_BODY_BYTES;

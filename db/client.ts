@@ -1,5 +1,6 @@
 import path from "node:path";
 import fs from "node:fs";
+import os from "node:os";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
 
@@ -16,6 +17,8 @@ export interface DatabaseHandle {
   /** Subscribe to a NOTIFY channel. `onListen` runs after each (re)connect, where to re-scan. */
   listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /** Connections busy with a query or transaction (not counting the one that asks), and the most the pool opens. */
+  poolUse(): Promise<{ inUse: number; max: number }>;
   /** PGlite only: its whole data folder as a tar, for `loadDataDir`. */
   dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
@@ -45,7 +48,9 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHand
 async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
-  const sql = postgres(url, { ...(pool ? { max: pool } : {}), onnotice: () => {} });
+  // Named per process, so the pool's use can be read from pg_stat_activity (postgres.js does not expose it).
+  const applicationName = `planton:${process.pid}:${os.hostname()}`.slice(0, 63);
+  const sql = postgres(url, { ...(pool ? { max: pool } : {}), onnotice: () => {}, connection: { application_name: applicationName } });
   const db = drizzle(sql, { schema }) as unknown as Database;
   return {
     db,
@@ -56,6 +61,10 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);
+    },
+    async poolUse() {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = ${applicationName} and state <> 'idle' and pid <> pg_backend_pid()`;
+      return { inUse: row?.n ?? 0, max: pool ?? 10 };
     },
     close: () => sql.end({ timeout: 5 }),
   };
@@ -78,6 +87,8 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     async notify(channel, payload) {
       await client.query("select pg_notify($1, $2)", [channel, payload]);
     },
+    // One exclusive connection, which the asking query holds.
+    poolUse: async () => ({ inUse: 1, max: 1 }),
     dumpDataDir: () => client.dumpDataDir("none"),
     close: () => client.close(),
   };

@@ -146,6 +146,8 @@ export interface EngineOptions {
   parallelism?: number;
   /** Receives every machine-readable UI line. */
   emit?: (line: UiMessage) => void;
+  /** Traces the operation's walk when given (trace.ts); nothing is traced without one. */
+  tracer?: import("./trace").EngineTracer;
 }
 
 export interface PlanRequest {

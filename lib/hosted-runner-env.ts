@@ -32,8 +32,11 @@ export const HOSTED_RUNNER_ENV_NAMES: readonly string[] = [
   "PLANTON_TEST_GATES_DIR",
 ];
 
-/** Prefixes a hosted runner inherits: locale settings and the runner's own settings (runner/config.ts). */
-export const HOSTED_RUNNER_ENV_PREFIXES: readonly string[] = ["LC_", "PLANTON_RUNNER_"];
+/**
+ * Prefixes a hosted runner inherits: locale settings, the runner's own settings (runner/config.ts), and
+ * OpenTelemetry's (OTEL_EXPORTER_OTLP_ENDPOINT and the SDK's own), so its steps join the console's traces.
+ */
+export const HOSTED_RUNNER_ENV_PREFIXES: readonly string[] = ["LC_", "PLANTON_RUNNER_", "OTEL_"];
 
 export const hostedRunnerMayInherit = (name: string): boolean =>
   HOSTED_RUNNER_ENV_NAMES.includes(name) || HOSTED_RUNNER_ENV_PREFIXES.some((p) => name.startsWith(p));

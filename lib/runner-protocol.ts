@@ -157,6 +157,11 @@ export interface ClaimResponse {
   /** The job credential: bearer token for every /jobs/{id}/… call; scoped to this job, one hour at most. */
   credential: { token: string; expiresAt: string };
   input: IacInput;
+  /**
+   * The claim's span as a W3C trace context (`00-<trace id>-<span id>-<flags>`), present when the console
+   * traces (OTEL_EXPORTER_OTLP_ENDPOINT): the runner's step spans are its children, in the job's trace.
+   */
+  traceparent?: string;
 }
 
 export const claimRequest = z.object({

@@ -1,5 +1,6 @@
 // Every environment variable the runner process reads, checked in one place (README's configuration table lists them).
 import { absoluteFolder, absoluteFolders, envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
+import { TRACING_ENV } from "../lib/telemetry";
 
 export const RUNNER_ENV = {
   PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the console the runner claims jobs from (or --url)"),
@@ -13,6 +14,7 @@ export const RUNNER_ENV = {
     "set by the console for its hosted runners: `local` connection roots are confined under <base>/<organization>, and files there are private to the runner's user",
   ),
   PLANTON_RUNNER_LOCAL_ROOTS: envVar(absoluteFolders(), "/srv/sites:/srv/exports", "with PLANTON_RUNNER_LOCAL_BASE: other folders a `local` connection's root may be in"),
+  ...TRACING_ENV,
 };
 
 export type RunnerConfig = EnvValues<typeof RUNNER_ENV>;

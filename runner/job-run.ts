@@ -16,6 +16,8 @@ import { silentLogger, type Logger } from "./log";
 import { privateFolder } from "./private-files";
 import { Redactor } from "./redact";
 import { resolveVariables } from "./variables";
+import { endSpan, flushTraces, startSpan } from "../lib/telemetry";
+import { engineTracer } from "./tracing";
 
 export function adapterFor(provisioner: ClaimResponse["input"]["module"]["provisioner"]): EngineAdapter {
   switch (provisioner) {
@@ -135,6 +137,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         break;
       }
       log.info("step started", { step });
+      // The step's span is a child of the claim's, in the job's trace (nothing when the console does not trace).
+      const stepSpan = startSpan(`step ${step}`, claim.traceparent, { "planton.job.id": claim.job.id, "planton.step": step, "planton.attempt.id": attemptId, "planton.engine": adapter.name });
       let diagnosed = false;
       const emit = (e: Parameters<StepContext["emit"]>[0]) => {
         if (e.type === "diagnostic") diagnosed = true;
@@ -143,7 +147,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       let outcome: StepOutcome;
       try {
         const { variables, env } = await prepare();
-        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env };
+        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env, tracer: engineTracer(stepSpan) };
         outcome = await runStep(adapter, step, ctx);
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
@@ -153,6 +157,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         const [summary, ...rest] = outcome.reason.split("\n");
         emit({ type: "diagnostic", payload: { severity: "error", summary, detail: rest.join("\n").trim() } });
       }
+      stepSpan?.setAttribute("planton.step.result", outcome.ok ? "succeeded" : "failed");
+      endSpan(stepSpan, outcome.ok ? undefined : redactor.text(outcome.reason));
       if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
       await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
       // A refused credential refuses the finish too: the step's work is done, and nothing more is sent for it.
@@ -200,6 +206,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       log.error("attempt end failed", { error: String(err) });
     }
     if (!opts.keepWorkspace) await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    // The attempt's spans go out now, not at the next batch: a trace is whole once its job has ended.
+    await flushTraces();
     log.info("attempt ended", { exitCode: result.exitCode, reason: result.reason });
   }
   return result;

@@ -9,6 +9,7 @@ import { runnerConfig, type RunnerConfig } from "./config";
 import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
 import { privateFolder } from "./private-files";
+import { startTracing, stopTracing } from "../lib/telemetry";
 
 export const RUNNER_VERSION = "0.1.0";
 
@@ -68,6 +69,8 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     throw new RunnerStartError(`No runner was started: ${(err as Error).message}`);
   }
   const env = opts.env ?? process.env;
+  // Jobs are traced when OTEL_EXPORTER_OTLP_ENDPOINT is set (a hosted runner inherits the console's OTEL_* settings).
+  if (await startTracing("planton-runner", env)) log.info("tracing jobs over OTLP", { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT });
   const engines = await detectEngines(env, log);
   const loop = new ClaimLoop({
     runner: client,
@@ -86,7 +89,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   return {
     loop,
     done,
-    stop: () => (stopping ??= loop.stop(opts.graceMs ?? 30_000).then(() => log.info("runner stopped"))),
+    stop: () => (stopping ??= loop.stop(opts.graceMs ?? 30_000).then(() => stopTracing()).then(() => log.info("runner stopped"))),
   };
 }
 

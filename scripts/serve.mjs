@@ -29,6 +29,9 @@ globalThis.__plantonSocketAddressHeader = true;
 const refusal = (status, message) => JSON.stringify({ error: { code: "BAD_REQUEST", message } });
 
 const server = http.createServer((req, res) => {
+  // Request durations for /metrics: server/metrics.ts installs the observer once the console has loaded.
+  const started = process.hrtime.bigint();
+  res.once("close", () => globalThis.__plantonObserveRequest?.(req.method ?? "", req.url ?? "/", res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
   delete req.headers[SOCKET_ADDRESS_HEADER];
   req.headers[SOCKET_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
   // Next.js answers a path it cannot decode (a malformed %-escape, invalid UTF-8) with a bare 500.

@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { absoluteFolder, absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
 import { parseTrustedProxies } from "./client-address";
+import { TRACING_ENV } from "@/lib/telemetry";
 
 /** 32 bytes as 64 hex characters or as base64. */
 const secretKey = z
@@ -105,6 +106,12 @@ export const SERVER_ENV = {
     "how many days audit events stay in the database; older ones are archived to PLANTON_AUDIT_ARCHIVE_DIR and sealed with a checkpoint (default: kept forever)",
   ),
   PLANTON_AUDIT_ARCHIVE_DIR: envVar(absoluteFolder(), "/var/lib/planton/audit-archive", "where archived audit events are written, one gzip JSON-lines file per run (default: <data folder>/audit-archive)"),
+  PLANTON_METRICS_TOKEN: envVar(
+    z.string().min(16, { error: "shorter than 16 characters (generate one with openssl rand -hex 32)" }).optional(),
+    "3f9c0e8d2b7a4c1e9f6d5a2b8c7e4f1a",
+    "the bearer token Prometheus sends to scrape /metrics; unset, /metrics is off",
+  ),
+  ...TRACING_ENV,
 };
 
 export type ServerConfig = EnvValues<typeof SERVER_ENV>;

@@ -5,6 +5,8 @@ import { startAuditArchiver } from "./services/audit/archive";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
 import { resumeRunningMoves } from "./services/state-backends/move";
+import { startTracing } from "@/lib/telemetry";
+import { metrics } from "./metrics";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
@@ -13,6 +15,9 @@ export async function startServerProcesses(): Promise<void> {
   const g = globalThis as unknown as { __plantonProcesses?: boolean };
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
+  // Registered before the first request is timed; tracing starts only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  metrics();
+  if (await startTracing("planton-console")) console.log(`[tracing] jobs are traced over OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT}`);
   startScheduler(runtime.handle);
   // Unlimited retention unless the operator sets one; the archive's own advisory lock keeps it to one replica.
   const retentionDays = config.PLANTON_AUDIT_RETENTION_DAYS;

@@ -58,6 +58,8 @@ export const infraJobs = pgTable(
     routeRule: text("route_rule").$type<RouteRule>(),
     leaseExpiresAt: ts("lease_expires_at"),
     currentAttemptId: text("current_attempt_id"),
+    /** The W3C traceparent of the job's create span when the console traces (lib/telemetry.ts): later spans join its trace. */
+    traceParent: text("trace_parent"),
     createdAt: createdAt(),
     startedAt: ts("started_at"),
     pausedAt: ts("paused_at"),

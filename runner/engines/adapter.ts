@@ -1,4 +1,5 @@
 // One interface every engine implements; one file per engine beside this one.
+import type { EngineTracer } from "../../engine/index";
 import type { IacInput, StepName } from "../../lib/runner-protocol";
 import type { JobClient } from "../client";
 import type { EventDraft } from "../events";
@@ -30,6 +31,8 @@ export interface StepContext {
   signal: AbortSignal;
   /** Environment for engine CLIs (PATH decides which binaries exist). */
   env: NodeJS.ProcessEnv;
+  /** Traces the builtin engine's walks under this step's span, when the job is traced. */
+  tracer?: EngineTracer;
 }
 
 export type StepOutcome =

@@ -63,6 +63,7 @@ export class BuiltinAdapter implements EngineAdapter {
       variables: ctx.variables as Record<string, Value>,
       providerConfig: providerConfig(ctx),
       parallelism: ctx.input.parallelism,
+      tracer: ctx.tracer,
     };
   }
 
@@ -158,7 +159,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const result = await withStateLock(backend, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         const state = await backend.get();
         const planned = saved ?? (await plan({ ...this.base(ctx), state, emit }, this.planRequest(ctx, destroy))).plan;
-        return apply({ state, providerConfig: providerConfig(ctx), parallelism: ctx.input.parallelism, emit, persistState: (s) => backend.put(s), signal: ctx.signal }, planned);
+        return apply({ state, providerConfig: providerConfig(ctx), parallelism: ctx.input.parallelism, emit, tracer: ctx.tracer, persistState: (s) => backend.put(s), signal: ctx.signal }, planned);
       });
       if (!destroy) await reportOutputs(ctx, result.outputs);
       if (result.status === "errored") return { ok: false, reason: result.diagnostics.map((d) => d.summary).join("; ") || "apply errored" };

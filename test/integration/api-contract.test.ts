@@ -99,6 +99,12 @@ describe("the OpenAPI document", () => {
     expect(routes.length).toBeGreaterThan(0);
     for (const r of routes) expect(Object.keys(doc.paths), `route ${r}`).toContain(r);
   });
+
+  it("leaves out /metrics, which is the operator's scrape endpoint behind its own token, not the public API", () => {
+    // app/metrics/route.ts is outside app/api/v1, so the walk above does not ask for it; nor may the document list it.
+    expect(fs.existsSync(path.resolve(import.meta.dirname, "../../app/metrics/route.ts"))).toBe(true);
+    expect(Object.keys(doc.paths).filter((p) => p.includes("metrics"))).toEqual([]);
+  });
 });
 
 describe("the typed client against the real server", () => {

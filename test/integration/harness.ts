@@ -62,7 +62,8 @@ export interface JobStack {
 
 export const stepsOf = (j: Job) => j.steps.map((s) => `${s.step}:${s.status}/${s.result}`);
 
-export async function startJobStack(opts: { env?: Record<string, string> } = {}): Promise<JobStack> {
+/** `env` goes to the console, `runnerEnv` to the runner processes the stack starts. */
+export async function startJobStack(opts: { env?: Record<string, string>; runnerEnv?: Record<string, string> } = {}): Promise<JobStack> {
   const t = await createTestDatabase();
   const infraRoot = fs.mkdtempSync(path.join(os.tmpdir(), "planton-infra-"));
   const org = await seedTestOrg(t.db, { localRoot: infraRoot });
@@ -94,7 +95,7 @@ export async function startJobStack(opts: { env?: Record<string, string> } = {})
       // runner/main.ts, started from its bundle (scripts/runner.mjs): a quarter of tsx's start-up.
       const child = spawn(process.execPath, ["scripts/runner.mjs", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
         cwd: root,
-        env: { ...process.env, ...gates.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000" },
+        env: { ...process.env, ...gates.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000", ...opts.runnerEnv },
         stdio: ["ignore", "pipe", "pipe"],
       }) as RunnerProcess;
       let log = "";

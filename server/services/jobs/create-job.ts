@@ -18,6 +18,7 @@ import { appendEvents } from "./events";
 import { planFailedPreflight, planJob } from "./lifecycle";
 import { preflightForComponent, type PreflightReport, type Resolved } from "./preflight";
 import { notifyQueue } from "./transitions";
+import { spanned, startSpan, traceparentOf } from "@/lib/telemetry";
 
 export const createJobInput = createJobBody.extend({ componentId: z.string().min(1, { error: "Name the Infra Component to run the job for" }) });
 export type CreateJobInput = z.input<typeof createJobInput>;
@@ -43,8 +44,10 @@ export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput
   const jobId = newId("infraJob");
   const plan = report.passed ? planJob(operation, resolved.policy.toggles) : planFailedPreflight(operation, resolved.policy.toggles);
   const iacInput = report.passed ? buildIacInput(jobId, actor.orgId, component, operation, resolved, plan.steps, input.import) : null;
+  // The job's trace starts here; its claims, steps and the engine's walks join it through the stored traceparent.
+  const span = startSpan("job create", null, { "planton.job.id": jobId, "planton.job.operation": operation, "planton.component": component.name, "planton.environment": component.environment });
 
-  return db.transaction(async (tx) => {
+  return spanned(span, db.transaction(async (tx) => {
     // Under the component's lock: a delete that started since is seen, and the job runs the version it is at now.
     const locked = await lockComponent(tx, component.id);
     assertComponentAction("deploy", locked, actor.role);
@@ -80,6 +83,7 @@ export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput
         policy: { ...resolved.policy.toggles, selector: resolved.policy.selector, target: resolved.policy.target },
         importTarget: input.import ?? null,
         completedAt: plan.initial.status === "completed" ? new Date() : null,
+        traceParent: traceparentOf(span) ?? null,
       })
       .returning();
     await tx.insert(jobOperations).values(
@@ -122,7 +126,7 @@ export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput
     });
     if (job.status === "queued") await notifyQueue(tx, actor.orgId);
     return job;
-  });
+  }));
 }
 
 function buildIacInput(

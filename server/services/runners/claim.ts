@@ -14,6 +14,9 @@ import { JOB_QUEUED_CHANNEL, lockJob, moveJob, releaseStateLocks } from "../jobs
 import { serverConfig } from "../../config";
 import { issueJobCredential } from "./credentials";
 import { assertRunnerMayWork, type RunnerRow } from "./register-runner";
+import type { Span } from "@opentelemetry/api";
+import { endSpan, startSpan, traceparentOf } from "@/lib/telemetry";
+import { observeClaim } from "../../metrics";
 
 export const LEASE_SECONDS = serverConfig().PLANTON_LEASE_SECONDS;
 
@@ -41,7 +44,10 @@ export async function claimJob(db: Database, runner: RunnerRow, report: RunnerRe
   // A runner that says which engines it has claims only jobs whose module it can run; the builtin engine ships with every runner.
   const engines = report.engines ? ["builtin", ...Object.keys(report.engines).filter((e) => e !== "builtin")] : null;
   const runnable = engines ? sql`coalesce(j.iac_input->'module'->>'provisioner', 'builtin') in (${sql.join(engines.map((e) => sql`${e}`), sql`, `)})` : sql`true`;
-  return db.transaction(async (tx) => {
+  const started = Date.now();
+  let span: Span | undefined;
+  let queued: { createdAt: Date; resumedAt: Date | null } | undefined;
+  const claim = await db.transaction(async (tx) => {
     // A long-poll outlives its authentication: the runner may have been revoked or its token rotated since.
     const [current] = await tx
       .update(runners)
@@ -67,6 +73,9 @@ export async function claimJob(db: Database, runner: RunnerRow, report: RunnerRe
     );
     if (!pick) return null;
     const picked = (await lockJob(tx, pick.id))!;
+    queued = picked;
+    // The claim joins the job's trace (its create span), and hands its own context to the runner's steps.
+    span = startSpan("job claim", picked.traceParent, { "planton.job.id": picked.id, "planton.runner": runner.name, "planton.attempt.id": attemptId });
     const row = { id: picked.id, org_id: picked.orgId };
     const credential = await issueJobCredential({ jobId: row.id, orgId: row.org_id, attemptId, runnerTokenHash: current.tokenHash });
     // An earlier attempt of this job (one that paused and was never ended) is replaced: it ends, and so does any lock it left.
@@ -88,8 +97,15 @@ export async function claimJob(db: Database, runner: RunnerRow, report: RunnerRe
       attemptId,
       credential: { token: credential.token, expiresAt: credential.expiresAt },
       input,
+      ...(span ? { traceparent: traceparentOf(span) } : {}),
     } satisfies ClaimResponse;
+  }).catch((err: unknown) => {
+    endSpan(span, err);
+    throw err;
   });
+  endSpan(span);
+  if (claim && queued) observeClaim(queued, started);
+  return claim;
 }
 
 /** A job queued before its component's state moved runs against the backend the component names now, and says so. */

@@ -7,6 +7,7 @@ import type { HeartbeatResponse } from "@/lib/runner-protocol";
 import { LEASE_SECONDS } from "./claim";
 import { issueJobCredential } from "./credentials";
 import { lockLiveJob, sameAttempt, type JobAccess } from "./job-access";
+import { metrics } from "../../metrics";
 
 const RENEW_WITHIN_MS = 15 * 60 * 1000;
 
@@ -28,6 +29,7 @@ export async function heartbeat(db: Database, access: JobAccess, body: { attempt
     return { answer, runnerId: job.runnerId! };
   });
   // After the job's row lock is let go: revoking takes the runner's row, then its jobs'.
-  await db.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, res.runnerId));
+  const [seen] = await db.update(runners).set({ lastSeenAt: new Date() }).where(eq(runners.id, res.runnerId)).returning({ name: runners.name });
+  metrics().heartbeats.inc({ runner: seen?.name ?? res.runnerId });
   return res.answer;
 }

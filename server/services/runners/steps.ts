@@ -12,6 +12,7 @@ import { afterStep, approvalGatesChanges, CHANGING_STEPS } from "../jobs/lifecyc
 import { appendEvents } from "../jobs/events";
 import { carryOut, lockJob, moveStep, stepsOf, type JobRow } from "../jobs/transitions";
 import { sameAttempt, type JobAccess } from "./job-access";
+import { observeStep } from "../../metrics";
 
 async function clearOutputs(tx: Queryable, jobId: string) {
   await tx.update(infraJobs).set({ outputs: {} }).where(eq(infraJobs.id, jobId));
@@ -62,7 +63,8 @@ export async function startStep(db: Database, access: JobAccess, step: StepName,
 
 export async function finishStep(db: Database, access: JobAccess, step: StepName, body: z.infer<typeof stepFinishRequest>): Promise<StepFinishResponse> {
   sameAttempt(access, body.attemptId);
-  return db.transaction(async (tx) => {
+  let startedAt: Date | null | undefined;
+  const answer = await db.transaction(async (tx): Promise<StepFinishResponse> => {
     const job = await lockJob(tx, access.jobId);
     assertHolds(job, access);
     const steps = await stepsOf(tx, job.id);
@@ -73,6 +75,7 @@ export async function finishStep(db: Database, access: JobAccess, step: StepName
       throw conflict(`Nothing was recorded: step ${step} of job ${job.id} is not running.`);
     }
     const reason = body.result === "failed" ? (body.reason ?? REASONS.earlierFailed(step)) : null;
+    startedAt = current.startedAt;
     await moveStep(tx, current, body.result === "succeeded" ? "succeed" : "fail", { reason, ...(body.plan ? { plan: body.plan } : {}) });
     // What a destroy removed has no outputs any more, whatever an earlier step of the job reported.
     if (step === "destroy" && body.result === "succeeded") await clearOutputs(tx, job.id);
@@ -80,4 +83,7 @@ export async function finishStep(db: Database, access: JobAccess, step: StepName
     const next = afterStep({ result: body.result, cancelRequested: !!job.cancelRequestedAt, pauseAfter: current.pauseAfter === 1, remaining });
     return { next: await carryOut(tx, job, next, { step, result: body.result, reason, planSha256: body.plan?.sha256 }) };
   });
+  // Only a finish that recorded the step (not a retried one) is a step's duration.
+  if (startedAt !== undefined) observeStep(step, body.result, startedAt);
+  return answer;
 }

@@ -13,6 +13,7 @@ import {
 } from "@/lib/api/schemas";
 import { engineerProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
+import { metrics, observeDelivery } from "../../metrics";
 import { lastSeenSeq } from "../../input-guard";
 import { cancelJob, cancelJobInput } from "../../services/jobs/cancel-job";
 import { createJob, createJobInput } from "../../services/jobs/create-job";
@@ -103,6 +104,15 @@ export const jobsRouter = router({
     .subscription(async function* ({ ctx, input, signal }) {
       await getJob(ctx.db, ctx.actor.orgId, input.id);
       const after = lastSeenSeq(input.lastEventId);
-      for await (const event of streamJobEvents((await getRuntime()).handle, input.id, after, signal)) yield tracked(String(event.seq), event);
+      const openedAt = Date.now();
+      metrics().sseSubscribers.inc();
+      try {
+        for await (const event of streamJobEvents((await getRuntime()).handle, input.id, after, signal)) {
+          observeDelivery(event.ts, openedAt);
+          yield tracked(String(event.seq), event);
+        }
+      } finally {
+        metrics().sseSubscribers.dec();
+      }
     }),
 });

@@ -1,6 +1,7 @@
 import { lastSeenSeq } from "@/server/input-guard";
 import { streamingRoute } from "@/server/public-api/http";
 import { streamJobEvents } from "@/server/services/jobs/event-feed";
+import { metrics, observeDelivery } from "@/server/metrics";
 
 export const dynamic = "force-dynamic";
 
@@ -25,16 +26,20 @@ export const GET = streamingRoute(async ({ rt, api, params, req, url }) => {
         if (!abort.signal.aborted) controller.enqueue(encoder.encode(text));
       };
       send(": stream open\n\n");
+      const openedAt = Date.now();
+      metrics().sseSubscribers.inc();
       heartbeat = setInterval(() => send(": heartbeat\n\n"), HEARTBEAT_MS);
       try {
         for await (const event of streamJobEvents(rt.handle, params.id, after, abort.signal)) {
           send(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+          observeDelivery(event.ts, openedAt);
         }
         send("event: end\ndata: {}\n\n");
       } catch (err) {
         if (!abort.signal.aborted) console.error("event stream:", err);
       } finally {
         clearInterval(heartbeat);
+        metrics().sseSubscribers.dec();
         try {
           controller.close();
         } catch {
