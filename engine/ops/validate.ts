@@ -1,5 +1,6 @@
 import { loadModule } from "../config/module";
 import { EngineError } from "../errors";
+import { UNKNOWN, type Value } from "../values";
 import type { EngineOptions, ValidateResult } from "../types";
 import { Ui } from "../ui-messages";
 import { prepare } from "./context";
@@ -12,8 +13,9 @@ export async function validate(moduleDir: string, opts: Pick<EngineOptions, "emi
   const ui = new Ui(opts.emit);
   try {
     const mod = await loadModule(moduleDir);
-    // Give every variable a stand-in so missing values are not reported here.
-    const variables = Object.fromEntries([...mod.variables.keys()].map((k) => [k, null]));
+    // Every variable is unknown here, as `tofu validate` has it: a missing value is not reported, and a
+    // validation block (which needs the value) is left to the plan.
+    const variables = Object.fromEntries([...mod.variables.keys()].map((k) => [k, UNKNOWN as unknown as Value]));
     await prepare(mod, { variables, providerConfig: opts.providerConfig }, ui);
     return { valid: true, diagnostics: [] };
   } catch (err) {

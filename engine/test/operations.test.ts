@@ -48,6 +48,13 @@ describe("variables and validation", () => {
     expect(await validate(path.join(CATALOG, "static-site"))).toEqual({ valid: true, diagnostics: [] });
     expect(await validate(path.join(CATALOG, "database-credentials"))).toEqual({ valid: true, diagnostics: [] });
   });
+
+  it("validate takes every variable as unknown, as tofu validate does: a validation block that needs the value is left to the plan", async () => {
+    const dir = await writeModule({
+      "main.tf": `variable "file_name" {\n  type = string\n  validation {\n    condition     = length(var.file_name) <= 10\n    error_message = "file_name must be at most 10 characters."\n  }\n}\n\nvariable "n" {\n  type    = number\n  default = 2\n}\n\nresource "random_id" "p" {\n  count       = var.n\n  byte_length = 4\n  prefix      = var.file_name\n}\n`,
+    });
+    expect(await validate(dir)).toEqual({ valid: true, diagnostics: [] });
+  });
 });
 
 describe("machine-readable UI lines", () => {
