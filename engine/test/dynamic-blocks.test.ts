@@ -1,29 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { apply, plan, validate } from "../index";
-import { tempDir, writeModule } from "./helpers";
-
-/** The files in a zip, read through its central directory. */
-function unzip(bytes: Buffer): Record<string, string> {
-  const end = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  const count = bytes.readUInt16LE(end + 10);
-  let at = bytes.readUInt32LE(end + 16);
-  const out: Record<string, string> = {};
-  for (let i = 0; i < count; i++) {
-    const size = bytes.readUInt32LE(at + 20);
-    const nameLen = bytes.readUInt16LE(at + 28);
-    const extra = bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
-    const name = bytes.toString("utf8", at + 46, at + 46 + nameLen);
-    const local = bytes.readUInt32LE(at + 42);
-    const dataAt = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
-    out[name] = inflateRawSync(bytes.subarray(dataAt, dataAt + size)).toString("utf8");
-    at += 46 + nameLen + extra;
-  }
-  return out;
-}
+import { tempDir, writeModule, unzip } from "./helpers";
 
 describe("dynamic blocks", () => {
   it("expands dynamic blocks (custom iterator, default iterator, mixed with written blocks) into a provider's nested blocks", async () => {
@@ -82,7 +62,7 @@ resource "local_file" "checksum" {
     const r = await apply(opts, p.plan);
     expect(r.status).toBe("applied");
     const zipBytes = await readFile(path.join(root, "dist/site.zip"));
-    expect(unzip(zipBytes)).toEqual({
+    expect(await unzip(zipBytes)).toEqual({
       "about.html": "<h1>About us</h1>",
       "home.html": "<h1>Welcome</h1>",
       "note-0.txt": "first",

@@ -2,15 +2,8 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apply, destroy, importResource, plan, refresh, type StateV4 } from "../index";
-import { collector, tempDir, writeModule } from "./helpers";
+import { collector, tempDir, writeModule, applied } from "./helpers";
 
-async function applied(opts: Parameters<typeof plan>[0]): Promise<StateV4> {
-  const p = await plan(opts);
-  const r = await apply(opts, p.plan);
-  expect(r.diagnostics).toEqual([]);
-  expect(r.status).toBe("applied");
-  return r.state;
-}
 
 const PAGES = `
 variable "pages" {

@@ -1,6 +1,9 @@
 import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { expect } from "vitest";
+import yauzl from "yauzl";
+import { apply, plan } from "../index";
 import type { StateV4, UiMessage } from "../types";
 
 export const CATALOG = path.resolve(import.meta.dirname, "../../catalog/modules");
@@ -33,4 +36,25 @@ export function collector(): { lines: UiMessage[]; emit: (l: UiMessage) => void;
 export function persisted(): { states: StateV4[]; persistState: (s: StateV4) => Promise<void> } {
   const states: StateV4[] = [];
   return { states, persistState: async (s) => void states.push(s) };
+}
+
+/** Plans and applies, asserting the apply is clean; the state it leaves. */
+export async function applied(opts: Parameters<typeof plan>[0]): Promise<StateV4> {
+  const p = await plan(opts);
+  const r = await apply(opts, p.plan);
+  expect(r.diagnostics).toEqual([]);
+  expect(r.status).toBe("applied");
+  return r.state;
+}
+
+/** The files in a zip (what the archive provider wrote), by name, read with yauzl. */
+export async function unzip(bytes: Buffer): Promise<Record<string, string>> {
+  const zip = await yauzl.fromBufferPromise(bytes);
+  const out: Record<string, string> = {};
+  for await (const entry of zip.eachEntry()) {
+    const chunks: Buffer[] = [];
+    for await (const c of await zip.openReadStreamPromise(entry)) chunks.push(c as Buffer);
+    out[entry.fileName] = Buffer.concat(chunks).toString("utf8");
+  }
+  return out;
 }

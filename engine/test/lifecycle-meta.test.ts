@@ -2,15 +2,8 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apply, destroy, plan, type StateV4 } from "../index";
-import { collector, tempDir, writeModule } from "./helpers";
+import { collector, tempDir, writeModule, applied } from "./helpers";
 
-async function applied(opts: Parameters<typeof plan>[0]): Promise<StateV4> {
-  const p = await plan(opts);
-  const r = await apply(opts, p.plan);
-  expect(r.diagnostics).toEqual([]);
-  expect(r.status).toBe("applied");
-  return r.state;
-}
 
 describe("lifecycle meta-arguments", () => {
   it("create_before_destroy: the replacement is created before the old object is destroyed", async () => {

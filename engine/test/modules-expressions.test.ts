@@ -1,11 +1,10 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
-import { inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { apply, plan, reviewPlan } from "../index";
 import { SENSITIVE_VALUE } from "../../lib/secrets";
 import type { Value } from "../values";
-import { collector, tempDir, writeModule } from "./helpers";
+import { collector, tempDir, writeModule, unzip } from "./helpers";
 
 // engine-structure (module calls with for_each, toset(), dynamic blocks, data sources) and engine-expr
 // (for expressions, templatefile(), variable validation, sensitivity) working together: a root
@@ -105,37 +104,6 @@ output "archive" {
 
 const TOKEN = "tok-9f2e-secret-7781";
 
-function unzipNames(bytes: Buffer): string[] {
-  const end = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  const count = bytes.readUInt16LE(end + 10);
-  let at = bytes.readUInt32LE(end + 16);
-  const names: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const nameLen = bytes.readUInt16LE(at + 28);
-    const extra = bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
-    names.push(bytes.toString("utf8", at + 46, at + 46 + nameLen));
-    at += 46 + nameLen + extra;
-  }
-  return names.sort();
-}
-
-function unzipFile(bytes: Buffer, want: string): string {
-  const end = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  const count = bytes.readUInt16LE(end + 10);
-  let at = bytes.readUInt32LE(end + 16);
-  for (let i = 0; i < count; i++) {
-    const size = bytes.readUInt32LE(at + 20);
-    const nameLen = bytes.readUInt16LE(at + 28);
-    const extra = bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
-    const name = bytes.toString("utf8", at + 46, at + 46 + nameLen);
-    const local = bytes.readUInt32LE(at + 42);
-    const dataAt = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
-    if (name === want) return inflateRawSync(bytes.subarray(dataAt, dataAt + size)).toString("utf8");
-    at += 46 + nameLen + extra;
-  }
-  throw new Error(`${want} not in the zip`);
-}
-
 const SITES: Value = [
   { name: "docs", pages: ["index", "about"] },
   { name: "blog" }, // pages: the optional attribute's default
@@ -181,8 +149,9 @@ describe("module calls with for expressions, templates, validation and sensitive
     const archives = p.plan.prior_state.resources.filter((r) => r.type === "archive_file");
     expect(archives.map((r) => r.module).sort()).toEqual(['module.site["blog"]', 'module.site["docs"]']);
     const zip = await readFile(path.join(root, "docs/pages.zip"));
-    expect(unzipNames(zip)).toEqual(["about.txt", "index.txt"]);
-    expect(unzipFile(zip, "about.txt")).toBe("ABOUT");
+    const files = await unzip(zip);
+    expect(Object.keys(files).sort()).toEqual(["about.txt", "index.txt"]);
+    expect(files["about.txt"]).toBe("ABOUT");
 
     const applyUi = collector();
     const done = await apply({ state: null, providerConfig: { local: { root } }, emit: applyUi.emit }, p.plan);
