@@ -32,3 +32,9 @@ export const MODULE_LIMITS = {
 
 /** Folders a bundle never takes in (tool caches and VCS metadata). */
 export const MODULE_SKIPPED_FOLDERS = [".git", ".terraform"] as const;
+
+/**
+ * State and plan files that may sit beside a module in a repository or on a laptop: never part of a
+ * module, and they may hold secrets, so neither a registered bundle nor the engine's loader takes them in.
+ */
+export const isStateOrPlanFile = (name: string): boolean => /\.tfstate(\.backup)?$|\.tfplan$/.test(name);

@@ -3,6 +3,7 @@
 // They travel in the saved plan, so apply reads exactly what plan read.
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { isStateOrPlanFile } from "../../lib/modules";
 
 const MAX_FILES = 2000;
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -14,7 +15,7 @@ export async function readModuleFiles(dir: string): Promise<Record<string, strin
   const walk = async (rel: string): Promise<void> => {
     for (const name of (await readdir(path.join(dir, rel))).sort()) {
       // State and plan files may sit beside a module on a laptop; they are never part of it, and may hold secrets.
-      if (name.startsWith(".") || /\.tfstate(\.backup)?$|\.tfplan$/.test(name) || count >= MAX_FILES) continue;
+      if (name.startsWith(".") || isStateOrPlanFile(name) || count >= MAX_FILES) continue;
       const relPath = rel ? `${rel}/${name}` : name;
       const st = await lstat(path.join(dir, relPath));
       if (st.isDirectory()) await walk(relPath);

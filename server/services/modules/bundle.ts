@@ -2,7 +2,7 @@
 // every bundle is held to (lib/modules.ts), text files only, tool folders left out, its checksum.
 import type { Provisioner } from "@/lib/catalog";
 import { bundleSha256 } from "@/lib/module-bundle";
-import { MODULE_LIMITS, MODULE_SKIPPED_FOLDERS } from "@/lib/modules";
+import { isStateOrPlanFile, MODULE_LIMITS, MODULE_SKIPPED_FOLDERS } from "@/lib/modules";
 
 /** Why a source was not registered: the message completes "Nothing was registered: …". */
 export class SourceRefusal extends Error {}
@@ -17,8 +17,8 @@ export interface Bundle {
 
 const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) ? 1 : 0)} MiB`;
 
-/** Whether a path lies in a folder a bundle never takes in (.git, .terraform). */
-export const isSkipped = (p: string) => p.split("/").some((seg) => (MODULE_SKIPPED_FOLDERS as readonly string[]).includes(seg));
+/** Whether a path lies in a folder a bundle never takes in (.git, .terraform), or is a state or plan file. */
+export const isSkipped = (p: string) => p.split("/").some((seg) => (MODULE_SKIPPED_FOLDERS as readonly string[]).includes(seg)) || isStateOrPlanFile(p);
 
 /** Checks the file count and sizes before anything is read (a git tree's listing, an archive's directory). */
 export function checkListing(entries: { path: string; size: number }[], from: string) {
