@@ -1,6 +1,7 @@
 // The module registry's constants, defined once: where a version's files can come from, which rule
 // chose a component's module, and the limits every registered bundle is held to (the server checks
 // them at registration; README "Modules and the registry" states them).
+import semver from "semver";
 
 /** Where a version's files came from: a folder the platform ships, a git commit, an uploaded archive. */
 export const MODULE_SOURCE_KINDS = ["builtin", "git", "archive"] as const;
@@ -38,3 +39,15 @@ export const MODULE_SKIPPED_FOLDERS = [".git", ".terraform"] as const;
  * module, and they may hold secrets, so neither a registered bundle nor the engine's loader takes them in.
  */
 export const isStateOrPlanFile = (name: string): boolean => /\.tfstate(\.backup)?$|\.tfplan$/.test(name);
+
+/**
+ * Which of two versions of a module is newer, for sorting newest first: semver order (`1.0.0` above
+ * `1.0.0-rc.1`), a version that is not semver below every one that is, then the later registration.
+ * The one rule for "latest": the server resolves jobs by it and the console's picker lists by it.
+ */
+export function newestModuleFirst(a: { version: string; createdAt: Date | string }, b: { version: string; createdAt: Date | string }): number {
+  const va = semver.valid(a.version);
+  const vb = semver.valid(b.version);
+  const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });
+  return byVersion || new Date(b.createdAt).getTime() - new Date(a.createdAt).getTime();
+}

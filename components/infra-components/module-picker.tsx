@@ -3,20 +3,13 @@
 // the platform's), or pin one registered version. Used by the create form and the edit form.
 import Link from "next/link";
 import { useQueries, useQuery } from "@tanstack/react-query";
-import semver from "semver";
+import { newestModuleFirst } from "@/lib/modules";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { SelectField } from "@/components/ui/field";
 import { moduleHref, shortSha, sourceWords, type ModuleVersionView } from "@/components/settings/module-ui";
 
 export const moduleRefOf = (v: { name: string; version: string }) => `${v.name}@${v.version}`;
-
-function newestFirst(a: ModuleVersionView, b: ModuleVersionView): number {
-  const va = semver.valid(a.version);
-  const vb = semver.valid(b.version);
-  const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });
-  return byVersion || new Date(b.createdAt).getTime() - new Date(a.createdAt).getTime();
-}
 
 /** Every registered version for the kind, newest first, and the one "latest" resolves to now (the organization's registry first). */
 export function useKindModules(kind: string | null) {
@@ -28,7 +21,7 @@ export function useKindModules(kind: string | null) {
   const all = versions
     .flatMap((q) => q.data?.versions ?? [])
     .filter((v) => v.kind === kind)
-    .sort(newestFirst);
+    .sort(newestModuleFirst);
   const latest = all.find((v) => v.scope === "organization") ?? all.find((v) => v.scope === "platform") ?? null;
   const pending = !!kind && (list.isPending || versions.some((q) => q.isPending));
   const error = list.error ?? versions.find((q) => q.error)?.error ?? null;

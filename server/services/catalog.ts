@@ -1,9 +1,9 @@
 import { and, eq, inArray, or } from "drizzle-orm";
-import semver from "semver";
 import type { Queryable } from "@/db/client";
 import { catalogKinds, iacModules, moduleBundles } from "@/db/schema";
 import { PLATFORM_CATALOG, type SpecField } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
+import { newestModuleFirst } from "@/lib/modules";
 import { notFound } from "../errors";
 import { readModuleFacts } from "./modules/inputs";
 import { readModuleBundle } from "./modules/read-folder";
@@ -76,13 +76,8 @@ export async function ensurePlatformCatalog(db: Queryable): Promise<void> {
 
 type ModuleRow = typeof iacModules.$inferSelect;
 
-/** Newest version first in semver order (`1.0.0` above `1.0.0-rc.1`); a version that is not semver sorts below every one that is. */
-export function newestModuleFirst(a: Pick<ModuleRow, "version" | "createdAt">, b: Pick<ModuleRow, "version" | "createdAt">): number {
-  const va = semver.valid(a.version);
-  const vb = semver.valid(b.version);
-  const byVersion = va && vb ? semver.rcompare(va, vb) : va ? -1 : vb ? 1 : b.version.localeCompare(a.version, undefined, { numeric: true });
-  return byVersion || b.createdAt.getTime() - a.createdAt.getTime();
-}
+/** Newest version first: the one rule, in lib/modules.ts. */
+export { newestModuleFirst };
 
 /** Modules registered for a kind in the org registry and the platform registry, newest version first. */
 export async function modulesForKind(db: Queryable, orgId: string, kind: string): Promise<ModuleRow[]> {
