@@ -5,6 +5,7 @@ import type { SpecField } from "@/lib/catalog";
 import { useTRPC } from "@/lib/trpc/client";
 import { useOrg } from "@/components/shell/org-context";
 import { Checkbox, TextAreaField, TextField } from "@/components/ui/field";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 
 const shown = (f: SpecField, v: unknown) => (f.type === "json" ? JSON.stringify(v) : String(v));
 
@@ -60,7 +61,7 @@ export function SpecEditor({
       {secretsList.datalist}
       {fields.map((f) => {
         const error = jsonErrors[`spec.${f.name}`] ?? errors[`spec.${f.name}`];
-        const hint = [f.description, f.hclType && f.type === "json" ? `JSON of type ${f.hclType}.` : "", f.required ? "" : f.default !== undefined ? `Default: ${f.sensitive ? "(sensitive)" : shown(f, f.default)}.` : "Optional."].filter(Boolean).join(" ");
+        const hint = [f.description, f.hclType && f.type === "json" ? `JSON of type ${f.hclType}.` : "", f.required ? "" : f.default !== undefined ? `Default: ${f.sensitive ? SENSITIVE_VALUE : shown(f, f.default)}.` : "Optional."].filter(Boolean).join(" ");
         if (f.type === "boolean") {
           return (
             <div key={f.name} className="sm:col-span-2">

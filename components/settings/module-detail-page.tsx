@@ -18,6 +18,7 @@ import { SimpleMarkdown } from "@/components/ui/simple-markdown";
 import { relativeTime } from "@/components/ui/time";
 import { RegisterModuleDialog } from "./module-register-dialog";
 import { Checksum, moduleHref, ScopeBadge, SourceCell, type ModuleVersionView } from "./module-ui";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 
 type Input = ModuleVersionView["inputs"][number];
 
@@ -213,7 +214,7 @@ function Meta({ label, children }: { label: string; children: React.ReactNode })
   );
 }
 
-const show = (v: unknown) => (typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v, null, 0));
+const show = (v: unknown) => JSON.stringify(v);
 
 function InputsTable({ inputs }: { inputs: Input[] }) {
   return (
@@ -229,7 +230,7 @@ function InputsTable({ inputs }: { inputs: Input[] }) {
           id: "default",
           header: "Default",
           className: "max-w-48 whitespace-normal!",
-          cell: (i) => ("default" in i && i.default !== undefined ? <code className="break-all font-mono text-xs">{i.sensitive ? "(sensitive)" : show(i.default)}</code> : <span className="text-slate-400">—</span>),
+          cell: (i) => ("default" in i && i.default !== undefined ? <code className="break-all font-mono text-xs">{i.sensitive ? SENSITIVE_VALUE : show(i.default)}</code> : <span className="text-slate-400">—</span>),
         },
         { id: "required", header: "Required", cell: (i) => (i.required ? <Check className="h-4 w-4 text-emerald-600" aria-label="required" /> : <Minus className="h-4 w-4 text-slate-300" aria-label="optional" />) },
         { id: "sensitive", header: "Sensitive", cell: (i) => (i.sensitive ? <Badge tone="yellow">sensitive</Badge> : <Minus className="h-4 w-4 text-slate-300" aria-label="not sensitive" />) },
