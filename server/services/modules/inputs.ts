@@ -10,6 +10,7 @@ import { EngineError } from "@/engine/errors";
 import type { Value } from "@/engine/values";
 import type { ModuleInput } from "@/lib/api/module-schemas";
 import type { JsonValue, SpecField } from "@/lib/catalog";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 
 export interface ModuleFacts {
   inputs: ModuleInput[];
@@ -66,13 +67,19 @@ export function readModuleFacts(files: Record<string, string>): ModuleFacts {
   }
 }
 
+/** An input as the API shows it: a sensitive input's default is the mask (there is one; its value stays in the bundle). */
+export function maskedDefault(i: ModuleInput): ModuleInput {
+  return i.sensitive && i.default !== undefined ? { ...i, default: SENSITIVE_VALUE } : i;
+}
+
 /** The spec fields of a kind derived from a module's inputs. */
 export function fieldsFromInputs(inputs: ModuleInput[]): SpecField[] {
   return inputs.map((i) => ({
     name: i.name,
     type: i.kind,
     ...(i.required ? { required: true } : {}),
-    ...(i.default !== undefined && i.default !== null ? { default: i.default as JsonValue } : {}),
+    // A sensitive input's default stays in the module: filled into a spec, it would be stored and shown with it.
+    ...(i.default !== undefined && i.default !== null && !i.sensitive ? { default: i.default as JsonValue } : {}),
     description: i.description || `The module's ${i.name} input (${i.type}).`,
     ...(i.kind === "json" || i.type !== i.kind ? { hclType: i.type } : {}),
     ...(i.sensitive ? { sensitive: true } : {}),

@@ -12,6 +12,7 @@ import { auditEvents, catalogKinds, iacModules, infraJobs, moduleBundles } from 
 import { PLATFORM_CATALOG } from "@/lib/catalog";
 import { bundleSha256 } from "@/lib/module-bundle";
 import { newId } from "@/lib/ids";
+import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { seedTestOrg, type TestOrg } from "../../../test/fixtures";
 import { PlantonError } from "../../errors";
@@ -163,8 +164,10 @@ describe("registering from git", () => {
       { name: "bucket", type: "string", required: true, description: "The bucket's name.", validations: [{ condition: "length(var.bucket) <= 12", errorMessage: "bucket must be at most 12 characters." }] },
       { name: "copies", type: "number", default: 2, description: "The module's copies input (number)." },
       { name: "labels", type: "json", default: {}, description: "Labels to put on it.", hclType: "map(string)" },
-      { name: "token", type: "string", default: "", description: "The module's token input (string).", sensitive: true },
+      { name: "token", type: "string", description: "The module's token input (string).", sensitive: true },
     ]);
+    // A sensitive input's default is neither shown nor filled into specs (where it would be stored and returned).
+    expect(v.inputs[3]).toMatchObject({ name: "token", default: SENSITIVE_VALUE, required: false });
 
     const [event] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.orgId, org.orgId), eq(auditEvents.action, "module.register")));
     expect(event).toMatchObject({ targetId: v.id, targetName: "team-bucket@1.0.0", actorLabel: org.actor().label });
@@ -382,7 +385,7 @@ describe("a kind of the organization's own", () => {
     expect(bad2.message).toBe("The spec does not match ValidatedBucket: bucket: bucket must be at most 12 characters; labels must be map(string): element \"a\": string required. Nothing was saved.");
     expect(bad2.field).toBe("spec.bucket");
     const ok = await make("good-bucket", { bucket: "short", labels: { team: "data", n: 3 } });
-    expect(ok.component.spec).toEqual({ bucket: "short", copies: 2, labels: { team: "data", n: 3 }, token: "" });
+    expect(ok.component.spec).toEqual({ bucket: "short", copies: 2, labels: { team: "data", n: 3 } });
   });
 });
 

@@ -8,6 +8,7 @@ import { roleAllows } from "@/lib/roles";
 import { newestModuleFirst } from "../catalog";
 import { notGone, selectComponents } from "../components/queries";
 import { componentModules, type ModuleRow } from "./resolve";
+import { maskedDefault } from "./inputs";
 
 export type ModuleUser = { id: string; name: string; environment: string; moduleId: string };
 
@@ -41,7 +42,7 @@ export function toModuleVersion(m: ModuleRow, users: ModuleUser[]): ModuleVersio
     sha256: m.bundleSha256,
     size: m.size,
     fileCount: m.fileCount,
-    inputs: m.inputs as ModuleInput[],
+    inputs: (m.inputs as ModuleInput[]).map(maskedDefault),
     readme: m.readme,
     registeredBy: m.registeredByLabel,
     createdAt: m.createdAt,
