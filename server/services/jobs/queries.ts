@@ -71,7 +71,7 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
     .limit(f.limit + 1);
   const page = rows.slice(0, f.limit).map(({ stateHold, ...j }) => ({ ...j, reason: j.status === "queued" && stateHold ? REASONS.heldByStateMove(stateHold) : j.reason, actions: jobActions(j, role) }));
   const last = page[page.length - 1];
-  return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
+  return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeJobCursor(last.createdAt, last.id) : null };
 }
 
 /** How many of the organization's jobs wait for an approval (the navigation's badge). */
@@ -89,7 +89,7 @@ export async function listJobStarters(db: Queryable, orgId: string): Promise<str
   return rows.map((r) => r.label);
 }
 
-const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString("base64url");
+export const encodeJobCursor = (at: Date | string, id: string) => Buffer.from(`${typeof at === "string" ? at : at.toISOString()}|${id}`).toString("base64url");
 function decodeCursor(cursor: string): [Date, string] {
   const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString().split("|");
   const when = new Date(at);
