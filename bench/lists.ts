@@ -8,15 +8,14 @@
 //   npx tsx bench/lists.ts                  (1 000 000 jobs)
 //   npx tsx bench/lists.ts --quick          (100 000 jobs, fewer runs)
 //   npx tsx bench/lists.ts --url postgres://…/db   (reuse a database a previous run seeded; seeds it if empty)
-import os from "node:os";
 import { parseArgs } from "node:util";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { openDatabase, rowsOf, type Database } from "../db/client";
 import { environments, infraComponents, organizations } from "../db/schema";
 import { countAwaitingApproval, encodeJobCursor, listJobStarters, listJobs } from "../server/services/jobs/queries";
 import { seedTestOrg } from "../test/fixtures";
 import { startCluster } from "../test/postgres-cluster";
-import { eq } from "drizzle-orm";
+import { machine, printPages, timePage, type PageFigure } from "./page-timing";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string" }, runs: { type: "string" }, quick: { type: "boolean" }, url: { type: "string" }, help: { type: "boolean" } },
@@ -45,18 +44,6 @@ async function cleanup() {
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => void cleanup().finally(() => process.exit(130)));
 const note = (m: string) => console.log(`· ${m}`);
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-
-async function timed(fn: () => Promise<unknown>): Promise<{ median: number; p95: number }> {
-  await fn(); // warm the plan and the cache once
-  const xs: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = process.hrtime.bigint();
-    await fn();
-    xs.push(ms(t0));
-  }
-  return { median: quantile(xs, 0.5), p95: quantile(xs, 0.95) };
-}
 
 /**
  * One organization's components and jobs, set-based. Spread: components over dev / staging / prod (5:3:2), a
@@ -192,19 +179,18 @@ async function main() {
     ["page's starters filter (listJobStarters)", () => listJobStarters(db, orgId)],
     ["page's approval badge (countAwaitingApproval)", () => countAwaitingApproval(db, orgId)],
   ];
-  const figures: [string, { median: number; p95: number }][] = [];
+  const figures: [string, PageFigure][] = [];
   for (const [name, fn] of calls) {
-    figures.push([name, await timed(fn)]);
+    figures.push([name, await timePage(db, RUNS, fn)]);
     process.stdout.write(`\r· ${figures.length}/${calls.length}`);
   }
   process.stdout.write("\n");
 
   console.log(
-    `\nInfra Jobs list at ${Number(total).toLocaleString("en")} jobs (${Number(inOrg).toLocaleString("en")} in the organization listed), Postgres ${rowsOf<{ server_version: string }>(await db.execute(sql`show server_version`))[0].server_version}, ${os.cpus().length} cores (${os.cpus()[0]?.model}), load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+    `\nInfra Jobs list at ${Number(total).toLocaleString("en")} jobs (${Number(inOrg).toLocaleString("en")} in the organization listed), Postgres ${rowsOf<{ server_version: string }>(await db.execute(sql`show server_version`))[0].server_version}, ${machine()}`,
   );
   if (seedMs) console.log(`\nSeeding (set-based): ${(seedMs / 1000).toFixed(1)} s, ${Math.round((Number(total) / seedMs) * 1000).toLocaleString("en")} jobs/s`);
-  console.log(`\nJobs page, ${PAGE} jobs a page, server time (median / p95 of ${RUNS}; target ≤ ${TARGET_MS} ms):`);
-  for (const [name, f] of figures) console.log(`  ${name.padEnd(46)} ${f.median.toFixed(1).padStart(7)} ms  ${f.p95.toFixed(1).padStart(7)} ms  ${f.p95 <= TARGET_MS ? "ok" : "MISSES the target"}`);
+  printPages(`Jobs page, ${PAGE} jobs a page, server time (median / p95 of ${RUNS} calls; target ≤ ${TARGET_MS} ms):`, figures, TARGET_MS);
 }
 
 main().then(cleanup, async (err) => {
