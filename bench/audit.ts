@@ -114,7 +114,7 @@ async function main() {
     ["search: \"component-4217\"", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })],
     ["search: \"approve\" (1 event in 8)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "approve" })],
     ["search: \"421\" (1 event in 300)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "421" })],
-    ["search: \"user3 43\" (1 event in 90)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "user3 43" })],
+    ["search: \"user3 43\" (1 event in 90 at 1 M)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "user3 43" })],
     ["search: \"user1 cancel\" (two common words, no event)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "user1 cancel" })],
     ["search: \"zzzz\" (no event)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "zzzz" })],
     ["search: \"component-4217\", page 2 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217", cursor: searchPage2 })],
