@@ -1,5 +1,6 @@
 // Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
 // attempts; and the Planton-managed state of each component.
+import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
 import type { PreflightReport } from "../../lib/preflight";
@@ -68,8 +69,14 @@ export const infraJobs = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index("infra_jobs_org_time_idx").on(t.orgId, t.createdAt),
-    index("infra_jobs_component_idx").on(t.componentId, t.createdAt),
+    // The Jobs list (migration 0015): newest first by (created_at, id) within the organization; the
+    // filters' columns ride in the keys after those, so a filter is checked in the index, not on the row.
+    index("infra_jobs_org_time_idx").on(t.orgId, t.createdAt, t.id, t.componentId, t.status, t.result, t.operation, t.createdByLabel),
+    index("infra_jobs_org_starter_time_idx").on(t.orgId, t.createdByLabel, t.createdAt, t.id, t.componentId, t.status, t.result, t.operation),
+    // The few jobs not completed, and the few that did not succeed: small partial indexes for those filters.
+    index("infra_jobs_org_status_time_idx").on(t.orgId, t.status, t.createdAt, t.id).where(sql`${t.status} <> 'completed'`),
+    index("infra_jobs_org_result_time_idx").on(t.orgId, t.result, t.createdAt, t.id, t.componentId, t.operation, t.createdByLabel).where(sql`${t.result} <> 'succeeded'`),
+    index("infra_jobs_component_idx").on(t.componentId, t.createdAt, t.id),
     index("infra_jobs_status_idx").on(t.status, t.createdAt),
   ],
 );

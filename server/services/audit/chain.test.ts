@@ -134,4 +134,21 @@ describe("the audit chain", () => {
     // Punctuation alone searches for nothing: the whole history.
     expect((await listAudit(t.db, o.actor("viewer"), o.slug, { q: "--", limit: 200 })).events.length).toBeGreaterThan(n);
   });
+
+  it("reads on in order when the newest events hold some of a search's hits, and asks the index for the rest", async () => {
+    const o = await seedTestOrg(t.db, { slug: "readon" });
+    // One hit long ago, then 30 events without, then 8 where every other one is a hit.
+    const hit = (i: number) => i === 0 || (i >= 31 && i % 2 === 1);
+    for (let i = 0; i < 39; i++) {
+      await recordAudit(t.db, o.actor(), { action: "component.update", targetName: `db-${i}`, summary: `Step ${i}${hit(i) ? " clustered" : ""}` });
+    }
+    const expected = [...Array(39).keys()].filter(hit).reverse();
+    // A window of 8 holds 4 of the 5 hits: the page reads 6 events on in order (none there), then the index finds the first.
+    const page = await listAudit(t.db, o.actor("viewer"), o.slug, { q: "clustered", limit: 5 }, 8);
+    expect(page.events.map((e) => Number(/^Step (\d+)/.exec(e.summary)?.[1]))).toEqual(expected);
+    expect(page.nextCursor).toBeNull();
+    const two = await listAudit(t.db, o.actor("viewer"), o.slug, { q: "clustered", limit: 4 }, 8);
+    const rest = await listAudit(t.db, o.actor("viewer"), o.slug, { q: "clustered", limit: 4, cursor: two.nextCursor! }, 8);
+    expect([...two.events, ...rest.events].map((e) => Number(/^Step (\d+)/.exec(e.summary)?.[1]))).toEqual(expected);
+  });
 });

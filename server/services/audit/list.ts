@@ -107,20 +107,42 @@ export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z
     // the window (PGlite's, with no statistics) sorts little; the window's top is a number, not a
     // sub-select, so that the planner sees how narrow it is.
     const top = before ?? Number((await db.select({ seq: max(auditEvents.seq) }).from(auditEvents).where(eq(auditEvents.orgId, actor.orgId)))[0]?.seq ?? 0) + 1;
-    const recent = db
-      .select({ seq: auditEvents.seq, hit: sql<boolean>`${search(auditEvents.search)}`.as("hit") })
-      .from(auditEvents)
-      .where(and(...conds, gte(auditEvents.seq, top - searchWindow)))
-      .orderBy(desc(auditEvents.seq))
-      .limit(searchWindow)
-      .as("recent");
-    const hits = await db.select({ seq: recent.seq }).from(recent).where(sql`${recent.hit}`).orderBy(desc(recent.seq)).limit(f.limit + 1);
-    rows = hits.length > f.limit ? await db.select().from(auditEvents).where(and(eq(auditEvents.orgId, actor.orgId), inArray(auditEvents.seq, hits.map((h) => h.seq!)))).orderBy(desc(auditEvents.seq)) : [];
-    if (rows.length <= f.limit) {
-      // Too few there: the index's matches, sorted. "nulls last" is an order the (org_id, seq) index does
-      // not give, so the planner cannot choose to walk it (every event, when the words are rare).
-      rows = await db.select().from(auditEvents).where(and(...conds, search(auditEvents.search))).orderBy(sql`${auditEvents.seq} desc nulls last`).limit(f.limit + 1);
+    const need = f.limit + 1;
+    /** The search's hits among the newest `size` events (whatever the other filters keep) below `hi`, in order. */
+    const window = async (hi: number, size: number, want: number) => {
+      const recent = db
+        .select({ seq: auditEvents.seq, hit: sql<boolean>`${search(auditEvents.search)}`.as("hit") })
+        .from(auditEvents)
+        .where(and(...conds, lt(auditEvents.seq, hi), gte(auditEvents.seq, hi - size)))
+        .orderBy(desc(auditEvents.seq))
+        .limit(size)
+        .as("recent");
+      return (await db.select({ seq: recent.seq }).from(recent).where(sql`${recent.hit}`).orderBy(desc(recent.seq)).limit(want)).map((h) => h.seq!);
+    };
+    const found = await window(top, searchWindow, need);
+    if (found.length < need) {
+      // Too few there. The window's hit rate tells how common the search is, better than the planner can:
+      // reading on in order costs about the events still to read for a page, the index about every match
+      // it holds (it cannot give them newest first). A search with some hits reads on, in one more window,
+      // when that is the cheaper; a rare one asks the index.
+      const rate = found.length / searchWindow;
+      const onInOrder = rate > 0 ? Math.ceil(((need - found.length) / rate) * 1.5) : Infinity;
+      if (onInOrder < rate * top) found.push(...(await window(top - searchWindow, onInOrder, need - found.length)));
     }
+    if (found.length < need) {
+      // The index's matches below what was read, sorted. "nulls last" is an order the (org_id, seq) index
+      // does not give, so the planner cannot choose to walk it (every event, when the words are rare).
+      const below = found.length ? found[found.length - 1] : top - searchWindow;
+      const lowest = Math.min(below, top - searchWindow);
+      const more = await db
+        .select({ seq: auditEvents.seq })
+        .from(auditEvents)
+        .where(and(...conds, search(auditEvents.search), lt(auditEvents.seq, lowest)))
+        .orderBy(sql`${auditEvents.seq} desc nulls last`)
+        .limit(need - found.length);
+      found.push(...more.map((m) => m.seq!));
+    }
+    rows = found.length ? await db.select().from(auditEvents).where(and(eq(auditEvents.orgId, actor.orgId), inArray(auditEvents.seq, found))).orderBy(desc(auditEvents.seq)) : [];
   }
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);

@@ -1,4 +1,6 @@
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { infraJobs } from "../../../db/schema";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { draftComponent } from "../../../test/components";
 import { cancelJob } from "./cancel-job";
@@ -28,6 +30,29 @@ describe("the organization's jobs list", () => {
     const second = await listJobs(t.db, org.orgId, { limit: 2, cursor: first.nextCursor! });
     expect([...first.jobs, ...second.jobs].map((j) => j.id)).toEqual([c.id, b.id, a.id]);
     expect(second.nextCursor).toBeNull();
+    expect(await listJobStarters(t.db, org.orgId)).toEqual([org.users.admin.email, org.users.engineer.email].sort());
+  });
+
+  it("pages exactly through jobs created within one millisecond, and refuses a cursor it did not give out", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const made = [];
+    for (let i = 0; i < 4; i++) made.push(await createJob(t.db, org.actor("engineer"), { componentId: component.id, operation: "refresh" }));
+    // Postgres keeps microseconds: four jobs 100 µs apart, in one millisecond a JS Date cannot tell apart.
+    for (const [i, j] of made.entries()) await t.db.update(infraJobs).set({ createdAt: sql`'2026-01-01T00:00:00.0001Z'::timestamptz + ${i} * interval '100 microseconds'` }).where(eq(infraJobs.id, j.id));
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listJobs(t.db, org.orgId, { componentId: component.id, operation: "refresh", limit: 1, cursor });
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(made.map((j) => j.id).reverse());
+    await expect(listJobs(t.db, org.orgId, { cursor: Buffer.from("yesterday|job_x").toString("base64url") })).rejects.toThrow(/the cursor is not one this list gave out/);
+  });
+
+  it("lists who started jobs once each, however many jobs each started", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    for (const role of ["engineer", "engineer", "admin", "engineer"] as const) await createJob(t.db, org.actor(role), { componentId: component.id, operation: "refresh" });
     expect(await listJobStarters(t.db, org.orgId)).toEqual([org.users.admin.email, org.users.engineer.email].sort());
   });
 

@@ -1,9 +1,9 @@
 // Reading jobs: lists by organization or component (cursor-paginated, newest first), one job with
 // everything it keeps, its IaC input, and the review document of its saved plan.
-import { and, asc, count, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { Queryable } from "@/db/client";
+import { rowsOf, type Queryable } from "@/db/client";
 import { approvals, artifacts, connections, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
@@ -48,30 +48,51 @@ const summaryColumns = {
   completedAt: infraJobs.completedAt,
 };
 
+/** A job's creation time to the microsecond, as text: the cursor must carry what Postgres holds, not a JS Date's milliseconds. */
+const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * A page of the organization's jobs, newest first, keyset-paginated on (created_at, id). The page's ids
+ * come first from an index alone (migration 0015: the filters' columns ride in the indexes, so a filter
+ * is checked without reading a job's row), then those ids' rows are joined to their components.
+ */
 export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}, role: Role | null = null) {
   const f = listJobsInput.parse(raw);
-  const conds: (SQL | undefined)[] = [eq(infraJobs.orgId, orgId)];
+  const conds: SQL[] = [eq(infraJobs.orgId, orgId)];
   if (f.componentId) conds.push(eq(infraJobs.componentId, f.componentId));
   if (f.status) conds.push(eq(infraJobs.status, f.status));
   if (f.result) conds.push(eq(infraJobs.result, f.result));
   if (f.operation) conds.push(eq(infraJobs.operation, f.operation));
-  if (f.environment) conds.push(eq(environments.name, f.environment));
+  if (f.environment) {
+    const inEnvironment = db
+      .select({ id: infraComponents.id })
+      .from(infraComponents)
+      .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+      .where(and(eq(infraComponents.orgId, orgId), eq(environments.name, f.environment)));
+    conds.push(inArray(infraJobs.componentId, inEnvironment));
+  }
   if (f.createdBy) conds.push(eq(infraJobs.createdByLabel, f.createdBy));
   if (f.cursor) {
-    const [at, id] = decodeCursor(f.cursor);
-    conds.push(or(lt(infraJobs.createdAt, at), and(eq(infraJobs.createdAt, at), lt(infraJobs.id, id))));
+    const [at, id] = decodeJobCursor(f.cursor);
+    conds.push(sql`(${infraJobs.createdAt}, ${infraJobs.id}) < (${at}::timestamptz, ${id})`);
   }
-  const rows = await db
-    .select({ ...summaryColumns, stateHold: infraComponents.stateHold })
+  const page = db
+    .select({ id: infraJobs.id })
     .from(infraJobs)
-    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
-    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .where(and(...conds))
     .orderBy(desc(infraJobs.createdAt), desc(infraJobs.id))
-    .limit(f.limit + 1);
-  const page = rows.slice(0, f.limit).map(({ stateHold, ...j }) => ({ ...j, reason: j.status === "queued" && stateHold ? REASONS.heldByStateMove(stateHold) : j.reason, actions: jobActions(j, role) }));
-  const last = page[page.length - 1];
-  return { jobs: page, nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    .limit(f.limit + 1)
+    .as("page");
+  const rows = await db
+    .select({ ...summaryColumns, stateHold: infraComponents.stateHold, at: createdAtText })
+    .from(page)
+    .innerJoin(infraJobs, eq(infraJobs.id, page.id))
+    .innerJoin(infraComponents, eq(infraComponents.id, infraJobs.componentId))
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .orderBy(desc(infraJobs.createdAt), desc(infraJobs.id));
+  const jobs = rows.slice(0, f.limit).map(({ stateHold, at: _at, ...j }) => ({ ...j, reason: j.status === "queued" && stateHold ? REASONS.heldByStateMove(stateHold) : j.reason, actions: jobActions(j, role) }));
+  const last = rows[f.limit - 1];
+  return { jobs, nextCursor: rows.length > f.limit && last ? encodeJobCursor(last.at, last.id) : null };
 }
 
 /** How many of the organization's jobs wait for an approval (the navigation's badge). */
@@ -83,20 +104,29 @@ export async function countAwaitingApproval(db: Queryable, orgId: string): Promi
   return Number(row?.n ?? 0);
 }
 
-/** The people who started the organization's jobs, for the list's "started by" filter. */
+/**
+ * The people who started the organization's jobs, for the list's "started by" filter. A skip scan of the
+ * (org_id, created_by_label, …) index: one index probe per person, not a read of every job.
+ */
 export async function listJobStarters(db: Queryable, orgId: string): Promise<string[]> {
-  const rows = await db.selectDistinct({ label: infraJobs.createdByLabel }).from(infraJobs).where(eq(infraJobs.orgId, orgId)).orderBy(asc(infraJobs.createdByLabel)).limit(200);
-  return rows.map((r) => r.label);
+  const rows = await db.execute(sql`
+    with recursive starters(label) as (
+      (select ${infraJobs.createdByLabel} from ${infraJobs} where ${infraJobs.orgId} = ${orgId} order by ${infraJobs.createdByLabel} limit 1)
+      union all
+      select (select j.created_by_label from ${infraJobs} j where j.org_id = ${orgId} and j.created_by_label > s.label order by j.created_by_label limit 1)
+      from starters s where s.label is not null
+    )
+    select label from starters where label is not null limit 200`);
+  return rowsOf<{ label: string }>(rows).map((r) => r.label);
 }
 
-const encodeCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString("base64url");
-function decodeCursor(cursor: string): [Date, string] {
+export const encodeJobCursor = (at: Date | string, id: string) => Buffer.from(`${typeof at === "string" ? at : at.toISOString()}|${id}`).toString("base64url");
+function decodeJobCursor(cursor: string): [string, string] {
   const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString().split("|");
-  const when = new Date(at);
-  if (rest.length || !id || Number.isNaN(when.getTime())) {
+  if (rest.length || !id || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/.test(at) || Number.isNaN(new Date(at).getTime())) {
     throw badRequest("Nothing was listed: the cursor is not one this list gave out. Pass the nextCursor of the previous page as is, or leave it out to start from the newest.", "cursor");
   }
-  return [when, id];
+  return [at, id];
 }
 
 async function jobRow(db: Queryable, orgId: string, id: string) {
