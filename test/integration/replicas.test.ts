@@ -5,7 +5,10 @@
 // nginx to B and resume after the last seq they saw, B takes over the scheduler and proves it by
 // declaring a killed runner lost, and the job finishes with every viewer holding every event once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { secrets } from "../../db/schema";
 import { createPlantonClient } from "../../lib/client";
+import { newId } from "../../lib/ids";
+import { encryptSecret } from "../../server/crypto";
 import type { ProgressEvent } from "../../lib/runner-protocol";
 import { apiClient, type ApiClient } from "../api-client";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
@@ -21,6 +24,7 @@ let stack: JobStack;
 let a: ConsoleServer;
 let b: ConsoleServer;
 let lb: LoadBalancer;
+let replicaEnv: Record<string, string>;
 
 const health = async (server: ConsoleServer) => (await (await fetch(`${server.url}/api/health`)).json()) as { status: string; scheduler?: string };
 /** One series of a replica's /metrics, as a number. */
@@ -39,6 +43,7 @@ beforeAll(async () => {
     PLANTON_METRICS_TOKEN: METRICS_TOKEN,
     PLANTON_LEASE_SECONDS: "4",
   };
+  replicaEnv = env;
   // Replica A: the stack's console, started first, so it is the leader once it says so.
   stack = await startJobStack({ env });
   a = stack.server;
@@ -151,5 +156,11 @@ describe("two console replicas behind nginx", () => {
     expect(await api.jobs.get.query({ org: org.slug, id: abandoned.id })).toMatchObject({ status: "completed", result: "failed", reason: expect.stringMatching(/runner lost/) });
     expect(runnerOne.exitCode).toBeNull();
     console.log(`[replicas] ${lb.version}; ${onA} of the 5 viewers were on the killed leader; ${all.length} events each`);
+  });
+
+  it("a replica started with a server key of its own stops at start, naming the key to set, rather than serve what it cannot read", async () => {
+    await stack.t.db.insert(secrets).values({ id: newId("secret"), orgId: stack.org.orgId, name: "REPLICA_CHECK", valueEncrypted: encryptSecret("shared") });
+    const started = startConsoleServer({ databaseUrl: stack.t.url!, env: { ...replicaEnv, PLANTON_SECRET_KEY: "5b".repeat(32) } });
+    await expect(started).rejects.toThrow(/its server key does not decrypt what is already in the database \(secret REPLICA_CHECK\)[^]*set PLANTON_SECRET_KEY to the key the other replicas use/);
   });
 });
