@@ -160,6 +160,7 @@ describe("two console replicas behind nginx", () => {
 
   it("a replica started with a server key of its own stops at start, naming the key to set, rather than serve what it cannot read", async () => {
     await stack.t.db.insert(secrets).values({ id: newId("secret"), orgId: stack.org.orgId, name: "REPLICA_CHECK", valueEncrypted: encryptSecret("shared") });
+    // It stops before it answers its first request; the harness's refusal carries what it printed.
     const started = startConsoleServer({ databaseUrl: stack.t.url!, env: { ...replicaEnv, PLANTON_SECRET_KEY: "5b".repeat(32) } });
     await expect(started).rejects.toThrow(/its server key does not decrypt what is already in the database \(secret REPLICA_CHECK\)[^]*set PLANTON_SECRET_KEY to the key the other replicas use/);
   });
