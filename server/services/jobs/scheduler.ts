@@ -64,9 +64,9 @@ const g = globalThis as unknown as { __plantonSchedulerLeader?: boolean };
 export const isSchedulerLeader = (): boolean => g.__plantonSchedulerLeader === true;
 
 /** Runs the scheduler every `intervalMs` (2 s) until stopped; `intervalMs: 0` leaves the ticking to the caller (tests). */
-export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: number; log?: (msg: string) => void; lockKey?: number } = {}): Scheduler {
+export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: number; log?: (msg: string) => void } = {}): Scheduler {
   const log = opts.log ?? ((m) => console.log(`[scheduler] ${m}`));
-  const lock = handle.sessionLock(opts.lockKey ?? SCHEDULER_LEADER_LOCK);
+  const lock = handle.sessionLock(SCHEDULER_LEADER_LOCK);
   let leader = false;
   let decided = false;
   let stopped = false;
