@@ -19,9 +19,23 @@ export interface DatabaseHandle {
   notify(channel: string, payload: string): Promise<void>;
   /** Connections busy with a query or transaction (not counting the one that asks), and the most the pool opens. */
   poolUse(): Promise<{ inUse: number; max: number }>;
+  /** A lock that at most one process holds at a time, for as long as its own connection lives (see SessionLock). */
+  sessionLock(key: number): SessionLock;
   /** PGlite only: its whole data folder as a tar, for `loadDataDir`. */
   dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
+}
+
+/**
+ * A Postgres session-level advisory lock on a connection of its own: the process holding it keeps it
+ * until it releases it or its connection ends (a killed process's connection ends, so the lock frees).
+ * PGlite is one process's own database: its lock is always held.
+ */
+export interface SessionLock {
+  /** Takes the lock when it is free; true while this process holds it. Asked on the lock's own connection, so a connection that broke (and reconnected) answers for what it holds now; throws when the database does not answer. */
+  hold(): Promise<boolean>;
+  /** Lets go of the lock and closes its connection. */
+  release(): Promise<void>;
 }
 
 export interface OpenOptions {
@@ -66,6 +80,26 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = ${applicationName} and state <> 'idle' and pid <> pg_backend_pid()`;
       return { inUse: row?.n ?? 0, max: pool ?? 10 };
     },
+    sessionLock(key) {
+      // One connection, never recycled by age: recycling it would drop the lock.
+      let conn: ReturnType<typeof postgres> | null = null;
+      return {
+        async hold() {
+          conn ??= postgres(url, { max: 1, max_lifetime: 0, onnotice: () => {}, connection: { application_name: `${applicationName.slice(0, 55)}:lock` } });
+          // Re-entrant in Postgres: take it only when this session does not hold it already, so one release frees it.
+          const [row] = await conn<{ held: boolean }[]>`
+            select case when exists (
+              select 1 from pg_locks where locktype = 'advisory' and classid = 0 and objid = ${key} and objsubid = 1 and pid = pg_backend_pid() and granted
+            ) then true else pg_try_advisory_lock(${key}) end as held`;
+          return !!row?.held;
+        },
+        async release() {
+          const c = conn;
+          conn = null;
+          await c?.end({ timeout: 5 });
+        },
+      };
+    },
     close: () => sql.end({ timeout: 5 }),
   };
 }
@@ -89,6 +123,8 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     },
     // One exclusive connection, which the asking query holds.
     poolUse: async () => ({ inUse: 1, max: 1 }),
+    // One process owns the embedded database: it always holds every lock.
+    sessionLock: () => ({ hold: async () => true, release: async () => {} }),
     dumpDataDir: () => client.dumpDataDir("none"),
     close: () => client.close(),
   };

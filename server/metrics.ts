@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import { sql } from "drizzle-orm";
 import { rowsOf, type DatabaseHandle } from "@/db/client";
 import { routeTemplate } from "./route-template";
+import { isSchedulerLeader } from "./services/jobs/scheduler";
 
 /** Seconds, from a few milliseconds (a claim, an event) to an hour (a long apply). */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -24,6 +25,14 @@ function createMetrics() {
     heartbeats: new Counter({ name: "planton_runner_heartbeats_total", help: "Job heartbeats received, by runner", labelNames: ["runner"] as const, registers }),
     httpDuration: new Histogram({ name: "planton_http_request_duration_seconds", help: "HTTP requests by method, route template and status", labelNames: ["method", "route", "status"] as const, buckets: BUCKETS, registers }),
     dbInUse: new Gauge({ name: "planton_db_connections_in_use", help: "Database connections busy with a query or transaction (PGlite: its one connection)", registers }),
+    schedulerLeader: new Gauge({
+      name: "planton_scheduler_leader",
+      help: "1 while this console process is the scheduler leader (lease expiry runs on the leader only), else 0",
+      registers,
+      collect() {
+        this.set(isSchedulerLeader() ? 1 : 0);
+      },
+    }),
     dbMax: new Gauge({ name: "planton_db_connections_max", help: "The most database connections the server opens (PLANTON_DB_POOL; PGlite: 1)", registers }),
   };
 }

@@ -7,6 +7,7 @@ import { startHostedRunners } from "./services/runners/hosted";
 import { resumeRunningMoves } from "./services/state-backends/move";
 import { startTracing } from "@/lib/telemetry";
 import { metrics } from "./metrics";
+import { serverKeyMismatch } from "./server-key-check";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
@@ -15,6 +16,12 @@ export async function startServerProcesses(): Promise<void> {
   const g = globalThis as unknown as { __plantonProcesses?: boolean };
   if (g.__plantonProcesses) return;
   g.__plantonProcesses = true;
+  // On PGlite the key and the database share the data folder; on Postgres, replicas each bring their own.
+  const keyProblem = runtime.handle.driver === "postgres" ? await serverKeyMismatch(runtime.db) : null;
+  if (keyProblem) {
+    console.error(keyProblem);
+    process.exit(1);
+  }
   // Registered before the first request is timed; tracing starts only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   metrics();
   if (await startTracing("planton-console")) console.log(`[tracing] jobs are traced over OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT}`);

@@ -119,7 +119,10 @@ export async function startConsoleServer(opts: {
   const ready = async (from: number) => {
     // scripts/serve.mjs prints this once it listens.
     await waitFrom(from, /Serving on http/, "it listened");
-    const health = await fetch(`${url}/api/health`);
+    // A console that stops while it starts (a setting it refuses) has printed why: say it with the failure.
+    const health = await fetch(`${url}/api/health`).catch((err: Error) => {
+      throw new Error(`The console listened but did not answer its health request (${err.message}):\n${out.slice(from)}`);
+    });
     if (!health.ok) throw new Error(`The console started but is not healthy (${health.status} ${await health.text()}):\n${out.slice(from)}`);
   };
   const restart = async (whileDown?: () => Promise<void>) => {

@@ -20,6 +20,9 @@ export type ProcedureMeta = OpenApiMeta<{ requires?: Role; created?: boolean }>;
 
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
+  // A comment every few seconds on each live stream, as the REST event stream sends: a proxy in front of
+  // the replicas (nginx's proxy_read_timeout) never takes a quiet job's stream for a dead one.
+  sse: { ping: { enabled: true, intervalMs: 5_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     // An error that did not pass the refusals middleware (a subscription's stream, the context) is mapped here.

@@ -45,8 +45,8 @@ export interface JobStack {
   infraRoot: string;
   file: (...p: string[]) => string;
   ids: Record<string, string>;
-  /** A runner process; with `token`, the organization's own runner of that token, else a Planton-hosted one named `name`. */
-  startRunner: (name: string, capacity?: number, token?: string) => Promise<RunnerProcess>;
+  /** A runner process; with `token`, the organization's own runner of that token, else a Planton-hosted one named `name`. It reaches the console at `serverUrl` (the stack's, unless another replica's). */
+  startRunner: (name: string, capacity?: number, token?: string, serverUrl?: string) => Promise<RunnerProcess>;
   runners: RunnerProcess[];
   component: (name: string, environment: string, kind: string, spec: Record<string, unknown>) => Promise<string>;
   /** A catalog kind served by one of the test modules (run by the builtin engine unless `provisioner` says otherwise). */
@@ -90,10 +90,10 @@ export async function startJobStack(opts: { env?: Record<string, string>; runner
     ids,
     runners,
     file: (...p) => path.join(infraRoot, ...p),
-    async startRunner(name, capacity = 2, own?: string) {
+    async startRunner(name, capacity = 2, own?: string, serverUrl = server.url) {
       const token = own ?? (await ensureHostedRunner(t.db, name, capacity)).token;
       // runner/main.ts, started from its bundle (scripts/runner.mjs): a quarter of tsx's start-up.
-      const child = spawn(process.execPath, ["scripts/runner.mjs", "--url", server.url, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
+      const child = spawn(process.execPath, ["scripts/runner.mjs", "--url", serverUrl, "--capacity", String(capacity), "--work-dir", path.join(infraRoot, "work", name)], {
         cwd: root,
         env: { ...process.env, ...gates.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_HEARTBEAT_MS: "1000", ...opts.runnerEnv },
         stdio: ["ignore", "pipe", "pipe"],
