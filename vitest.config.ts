@@ -10,7 +10,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    fileParallelism: false,
+    // Two test files at once (each in its own process, database, data folders and ports), from both
+    // projects together: most files wait on the processes they start (the console, runners, Postgres),
+    // so one file at a time left one of CI's two cores idle. `vitest run --maxWorkers=N` overrides it.
+    maxWorkers: 2,
     globalSetup: ["./test/global-setup.ts"],
     projects: [
       // Everything, against a real Postgres the harness starts (or DATABASE_URL).

@@ -25,7 +25,8 @@ export default async function globalSetup() {
   const server = await startConsoleServer({
     databaseUrl: dbUrl,
     hostedRunners: Number(process.env.PLANTON_HOSTED_RUNNERS ?? 1),
-    env: { PLANTON_TEST_GATES_DIR: gatesDir, PLANTON_MODULE_LOCAL_ROOTS: moduleRootsDir },
+    // Two specs run at once (playwright.config.ts), each may hold a job at a gate: room for both to hold one and run others.
+    env: { PLANTON_TEST_GATES_DIR: gatesDir, PLANTON_MODULE_LOCAL_ROOTS: moduleRootsDir, PLANTON_HOSTED_RUNNER_CAPACITY: process.env.PLANTON_HOSTED_RUNNER_CAPACITY ?? "4" },
     firstAdmin: "printed",
     logFile: path.join(root, ".tmp", "e2e-server.log"),
   });

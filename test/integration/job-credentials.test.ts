@@ -319,7 +319,10 @@ beforeAll(async () => {
   await awsConnection(org, "aws-other", "AKIAOUROTHER", "our-other-secret-key");
   await awsConnection(theirs, "aws-prod", "AKIATHEIRPROD", "their-prod-secret-key");
   // The test's services and the console share the server key (orgWithComponent's helpers set it).
-  server = await startConsoleServer({ databaseUrl: t.url! });
+  // The matrix holds its attempts claimed, without heartbeats, for as long as the suite takes; on a busy
+  // machine (or beside another test file) that outlasted the 30-second lease, the scheduler declared
+  // the live runner lost, and the own job's rows failed. No row here is about leases: they outlast the suite.
+  server = await startConsoleServer({ databaseUrl: t.url!, env: { PLANTON_LEASE_SECONDS: "3600" } });
 
   // The live attempt: one runner holding two running jobs of the organization, each with an artifact.
   {
