@@ -94,7 +94,7 @@ class S3StateStore implements StateStore {
   enforcesConditionalWrites(): Promise<boolean> {
     this.conditionalWrites ??= (async () => {
       const Key = `${this.prefix}${CONDITIONAL_WRITE_PROBE}${randomUUID()}`;
-      const put = () => this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key, Body: "", IfNoneMatch: "*" }));
+      const put = () => this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key, Body: "{}", ContentType: "application/json", IfNoneMatch: "*" }));
       try {
         await put();
         return await put().then(
