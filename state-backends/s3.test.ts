@@ -90,6 +90,20 @@ async function startConditionalWriteFake(): Promise<ConditionalWriteFake> {
   return state;
 }
 
+/** Counts the store's requests by command name (HeadObjectCommand, PutObjectCommand, …). */
+function countRequests(store: ReturnType<typeof openS3Store>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  store.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? "unnamed";
+      counts[name] = (counts[name] ?? 0) + 1;
+      return next(args);
+    },
+    { step: "initialize", name: "countRequests" },
+  );
+  return counts;
+}
+
 describe("s3 kind on s3rver", () => {
   it("keeps the state at <prefix><key> and the lock at <prefix><key>.tflock, the lock info JSON OpenTofu's use_lockfile reads", async () => {
     const store = open();
@@ -142,6 +156,23 @@ describe("s3 kind on s3rver", () => {
     await store.close();
   });
 
+  it("finds that s3rver ignores If-None-Match (asked once per store, probe deleted), so a create looks first and refuses a state already there", async () => {
+    const store = open();
+    const counts = countRequests(store);
+    const doc = (lineage: string) => storedStateOf(state(1, lineage));
+    const [a, b] = [`${randomUUID()}.tfstate`, `${randomUUID()}.tfstate`];
+    expect(await store.create!(a, doc("first"))).toBe(true);
+    expect(await store.create!(a, doc("second"))).toBe(false);
+    expect(await store.create!(b, doc("third"))).toBe(true);
+    expect(await store.enforcesConditionalWrites()).toBe(false);
+    // The probe: two conditional PUTs and a DELETE, once; then a HEAD before each create, and a PUT only where nothing was there.
+    expect(counts).toEqual({ PutObjectCommand: 2 + 2, DeleteObjectCommand: 1, HeadObjectCommand: 3 });
+    expect([(await store.read(a))?.lineage, (await store.read(b))?.lineage]).toEqual(["first", "third"]);
+    expect((await store.list()).filter((o) => o.key.includes("probe"))).toEqual([]);
+    await Promise.all([store.delete(a), store.delete(b)]);
+    await store.close();
+  });
+
   it("r2 is the same store with an account endpoint", async () => {
     expect(openR2Store({ accountId: "abc123", bucket: "b", credentials: server.credentials }).kind).toBe("r2");
     const r2 = openR2Store({ accountId: "unused", endpoint: server.endpoint, bucket: server.bucket, prefix: "r2/", credentials: server.credentials });
@@ -189,9 +220,10 @@ describe("s3 lock on ConditionalWriteFake (a fake proxy to s3rver that enforces 
     const doc = (lineage: string) => storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage, resources: [] })));
     const store = open(fake!.endpoint);
     const other = open(fake!.endpoint);
+    await other.enforcesConditionalWrites(); // its probe's own 412 is not counted below
     expect(await store.create!(key, doc("first"))).toBe(true);
     expect(await store.create!(key, doc("second"))).toBe(false);
-    // The other writer goes first after this create's check and before its PUT: only If-None-Match can refuse it.
+    // The other writer goes first, just before this create's PUT: only If-None-Match can refuse it.
     const raced = `${randomUUID()}.tfstate`;
     let wrote = false;
     store.client.middlewareStack.add(
@@ -207,6 +239,22 @@ describe("s3 lock on ConditionalWriteFake (a fake proxy to s3rver that enforces 
     expect([(await store.read(key))?.lineage, (await store.read(raced))?.lineage]).toEqual(["first", "other"]);
     await Promise.all([store.delete(key), store.delete(raced)]);
     await Promise.all([store.close(), other.close()]);
+  });
+
+  it("finds that the server enforces If-None-Match, so a create is the conditional write alone (no HEAD) and still refuses a state already there", async () => {
+    const store = open(fake!.endpoint);
+    const counts = countRequests(store);
+    const doc = (lineage: string) => storedStateOf(state(1, lineage));
+    const key = `${randomUUID()}.tfstate`;
+    expect(await store.enforcesConditionalWrites()).toBe(true);
+    expect(await store.create!(key, doc("first"))).toBe(true);
+    const before = fake!.preconditionFailures;
+    expect(await store.create!(key, doc("second"))).toBe(false);
+    expect(fake!.preconditionFailures).toBe(before + 1);
+    expect(counts).toEqual({ PutObjectCommand: 2 + 2, DeleteObjectCommand: 1 });
+    expect((await store.read(key))?.lineage).toBe("first");
+    await store.delete(key);
+    await store.close();
   });
 
   it("four writers racing for one lock: exactly one wins, the others get the winner's lock info", async () => {

@@ -17,6 +17,8 @@ import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
 
 export const LOCK_SUFFIX = ".tflock";
+/** The probe enforcesConditionalWrites() writes and deletes: at the top of the prefix, never a component's key (<environment>/<component>/…). */
+const CONDITIONAL_WRITE_PROBE = ".planton-conditional-write-probe-";
 
 export interface S3StoreOptions {
   bucket: string;
@@ -42,6 +44,7 @@ const isMissing = (e: unknown) => status(e) === 404 || (e as { name?: string })?
 class S3StateStore implements StateStore {
   readonly client: S3Client;
   private readonly prefix: string;
+  private conditionalWrites?: Promise<boolean>;
 
   constructor(
     readonly kind: "s3" | "r2",
@@ -84,15 +87,41 @@ class S3StateStore implements StateStore {
     );
   }
 
+  /**
+   * Whether the server refuses a second PUT with If-None-Match: * on one key, as S3 and R2 do (s3rver does not): asked
+   * once per store, by writing a probe object twice and deleting it.
+   */
+  enforcesConditionalWrites(): Promise<boolean> {
+    this.conditionalWrites ??= (async () => {
+      const Key = `${this.prefix}${CONDITIONAL_WRITE_PROBE}${randomUUID()}`;
+      const put = () => this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key, Body: "{}", ContentType: "application/json", IfNoneMatch: "*" }));
+      try {
+        await put();
+        return await put().then(
+          () => false,
+          (e) => (status(e) === 412 || status(e) === 409 ? true : Promise.reject(e)),
+        );
+      } finally {
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key })).catch(() => {});
+      }
+    })().catch((e) => {
+      this.conditionalWrites = undefined; // asked again next time
+      throw e;
+    });
+    return this.conditionalWrites;
+  }
+
   async create(key: string, state: StoredState): Promise<boolean> {
-    // A state already there is refused without a write: servers that ignore If-None-Match (s3rver) would replace it.
-    const exists = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) })).then(
-      () => true,
-      (e) => (isMissing(e) ? false : Promise.reject(e)),
-    );
-    if (exists) return false;
+    // Where the server ignores If-None-Match (s3rver), a state already there is refused by looking first (a HEAD);
+    // where it honours it (S3, R2), the conditional write alone refuses it, and also one created since any check.
+    if (!(await this.enforcesConditionalWrites())) {
+      const exists = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) })).then(
+        () => true,
+        (e) => (isMissing(e) ? false : Promise.reject(e)),
+      );
+      if (exists) return false;
+    }
     try {
-      // If-None-Match: S3 and R2 refuse to replace an object created since the check; only the conditional write closes that race.
       await this.client.send(
         new PutObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key), Body: state.bytes, ContentType: "application/json", IfNoneMatch: "*" }),
       );
@@ -186,7 +215,7 @@ class S3StateStore implements StateStore {
   }
 }
 
-export type S3Store = StateStore & { readonly client: S3Client; close(): Promise<void> };
+export type S3Store = StateStore & { readonly client: S3Client; enforcesConditionalWrites(): Promise<boolean>; close(): Promise<void> };
 
 /** A store of kind `s3` (AWS, or any S3-compatible server at `endpoint`). */
 export function openS3Store(options: S3StoreOptions): S3Store {

@@ -15,6 +15,8 @@ export interface S3Server {
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** A bucket the server created at start. */
   bucket: string;
+  /** The server's process (bench/state-move.ts reads its CPU time). */
+  pid: number;
   stop: () => Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function startS3rver(bucket = "planton-states"): Promise<S3Server> 
     region: "us-east-1",
     credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
     bucket,
+    pid: child.pid!,
     stop: stopper(child, dir),
   };
 }
