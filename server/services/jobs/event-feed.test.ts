@@ -6,7 +6,7 @@ import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
 import { decodeEventMessage } from "@/lib/job-event-stream";
 import { readEventStream } from "@/lib/client/sse";
-import { jobFeedStats, streamJobEventBatches, streamJobEvents } from "./event-feed";
+import { jobFeedStats, streamJobEventBatches, streamJobEvents, type EventBatch } from "./event-feed";
 import { appendEvents, readEventsAfter } from "./events";
 
 let t: TestDatabase;
@@ -104,7 +104,7 @@ describe("live job events, one reader per job", () => {
     expect(backlog.every((b) => b.value!.lastSeq === seen)).toBe(true);
 
     await append(5, "shared");
-    const live = (await Promise.all(subs.map((s) => s.next()))).map((r) => r.value!);
+    const live: EventBatch[] = (await Promise.all(subs.map((s) => s.next()))).map((r) => r.value!);
     expect(live[0].events.map((e) => e.seq)).toEqual(range(seen + 1, seen + 5));
     expect(live[1].bytes).toBe(live[0].bytes);
     expect(live[2].bytes).toBe(live[0].bytes);
