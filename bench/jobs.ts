@@ -37,6 +37,7 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
   --subscribers 1,10,100  concurrent viewers of the live event stream on one running job (default 1,10,100)
   --split N             then N viewers split across two console processes on the same Postgres (default 100; 0 skips)
+  --cpu-prof DIR        the consoles write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
 
@@ -51,6 +52,7 @@ function parameters() {
       "claim-samples": { type: "string" },
       subscribers: { type: "string" },
       split: { type: "string" },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -75,6 +77,7 @@ function parameters() {
     claimSamples: int("claim-samples", values["claim-samples"], q ? 5 : 20, 0),
     subscribers: list("subscribers", values.subscribers, [1, 10, 100]),
     split: int("split", values.split, 100, 0),
+    cpuProf: values["cpu-prof"],
   };
 }
 type Params = ReturnType<typeof parameters>;
@@ -265,7 +268,7 @@ async function main() {
   note(`${needed} components of BenchFleet in environment dev`);
 
   note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
-  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0 });
+  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, env: consoleEnv(p) });
   cleanups.push(() => server.stop());
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
   const api = apiClient(server.url, token);
@@ -400,11 +403,18 @@ async function main() {
   }
 }
 
+/** With --cpu-prof DIR, each console process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
+function consoleEnv(p: Params): Record<string, string> {
+  if (!p.cpuProf) return {};
+  fs.mkdirSync(p.cpuProf, { recursive: true });
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(p.cpuProf)}`.trim() };
+}
+
 /** `n` more console processes on the same database (started once, kept to the end), as a second replica behind a load balancer would be. */
 async function replicas(ctx: Ctx, n: number): Promise<ConsoleServer[]> {
   while (ctx.replicas.length < n) {
     note("starting another console process on the same Postgres…");
-    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0 });
+    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, env: consoleEnv(ctx.p) });
     cleanups.push(() => r.stop());
     ctx.replicas.push(r);
   }
