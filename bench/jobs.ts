@@ -268,7 +268,7 @@ async function main() {
   note(`${needed} components of BenchFleet in environment dev`);
 
   note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
-  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, env: consoleEnv(p) });
+  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(p) });
   cleanups.push(() => server.stop());
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
   const api = apiClient(server.url, token);
@@ -404,17 +404,17 @@ async function main() {
 }
 
 /** With --cpu-prof DIR, each console process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
-function consoleEnv(p: Params): Record<string, string> {
-  if (!p.cpuProf) return {};
+function consoleArgs(p: Params): string[] {
+  if (!p.cpuProf) return [];
   fs.mkdirSync(p.cpuProf, { recursive: true });
-  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(p.cpuProf)}`.trim() };
+  return ["--cpu-prof", `--cpu-prof-dir=${path.resolve(p.cpuProf)}`];
 }
 
 /** `n` more console processes on the same database (started once, kept to the end), as a second replica behind a load balancer would be. */
 async function replicas(ctx: Ctx, n: number): Promise<ConsoleServer[]> {
   while (ctx.replicas.length < n) {
     note("starting another console process on the same Postgres…");
-    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, env: consoleEnv(ctx.p) });
+    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(ctx.p) });
     cleanups.push(() => r.stop());
     ctx.replicas.push(r);
   }
