@@ -1,7 +1,7 @@
 // Jobs benchmark: throughput, claim latency and event latency of Infra Jobs through the real
-// parts — the built console (`scripts/serve.mjs`) on a throwaway Postgres, real runner processes running
-// the builtin engine on a module with many resources, and subscribers on the real `jobs.stream`
-// SSE subscription. It prints figures; it asserts nothing about time.
+// parts — the built console (`scripts/serve.mjs`) on a throwaway Postgres (a second console process on
+// it for the split run), real runner processes running the builtin engine on a module with many
+// resources, and viewers on the real live event stream (GET /api/v1/jobs/{id}/events/stream, read by lib/client as the CLI does). It prints figures; it asserts nothing about time.
 //
 //   npm run bench                      (about 5 minutes on a busy 2-core machine)
 //   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
@@ -15,11 +15,11 @@ import { inArray, sql } from "drizzle-orm";
 import { openDatabase, type DatabaseHandle } from "../db/client";
 import { catalogKinds, iacModules, infraJobs, stateObjects } from "../db/schema";
 import { newId } from "../lib/ids";
-import type { ProgressEvent } from "../lib/runner-protocol";
 import { draftComponent } from "../test/components";
 import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
 import { apiClient, type ApiClient } from "../test/api-client";
+import { createPlantonClient } from "../lib/client";
 import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/console-server";
 import { seedTestOrg, type TestOrg } from "../test/fixtures";
 import { startCluster, type Cluster } from "../test/postgres-cluster";
@@ -35,7 +35,9 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --runners 1,3         runner processes per throughput run (default 1,3)
   --capacity N          jobs each runner runs at once (default 2)
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
-  --subscribers 1,10,100  concurrent jobs.stream subscribers on one running job (default 1,10,100)
+  --subscribers 1,10,100  concurrent viewers of the live event stream on one running job (default 1,10,100)
+  --split N             then N viewers split across two console processes on the same Postgres (default 100; 0 skips)
+  --cpu-prof DIR        the consoles write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
 
@@ -49,6 +51,8 @@ function parameters() {
       capacity: { type: "string" },
       "claim-samples": { type: "string" },
       subscribers: { type: "string" },
+      split: { type: "string" },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -72,6 +76,8 @@ function parameters() {
     capacity: int("capacity", values.capacity, 2),
     claimSamples: int("claim-samples", values["claim-samples"], q ? 5 : 20, 0),
     subscribers: list("subscribers", values.subscribers, [1, 10, 100]),
+    split: int("split", values.split, 100, 0),
+    cpuProf: values["cpu-prof"],
   };
 }
 type Params = ReturnType<typeof parameters>;
@@ -197,6 +203,11 @@ interface Ctx {
   handle: DatabaseHandle;
   org: TestOrg;
   server: ConsoleServer;
+  /** More console processes on the same Postgres (started for the split run). */
+  replicas: ConsoleServer[];
+  dbUrl: string;
+  /** The bench's API token (engineer). */
+  token: string;
   api: ApiClient;
   components: string[];
   runners: Runner[];
@@ -214,7 +225,7 @@ async function main() {
   console.log(`machine: ${os.cpus().length} cores, ${cpuModel}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}; node ${process.version}`);
   console.log(
     `parameters: ${p.quick ? "--quick; " : ""}module ${p.resources} × (random_id → terraform_data → local_file) + 1 = ${3 * p.resources + 1} resources; ` +
-      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}`,
+      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}`,
   );
 
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) note("no build of the console yet: running next build (not timed)…");
@@ -248,7 +259,7 @@ async function main() {
   await handle.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchFleet", name: "bench-fleet", provisioner: "builtin", version: "0.1.0", source: moduleDir });
 
   // One component per job that changes something: warm-up, each throughput run, each subscriber run; claim samples reuse a few (previews).
-  const needed = 1 + p.jobs * p.runners.length + p.subscribers.length + Math.min(4, p.claimSamples);
+  const needed = 1 + p.jobs * p.runners.length + p.subscribers.length + (p.split > 0 ? 1 : 0) + Math.min(4, p.claimSamples);
   const components: string[] = [];
   for (let i = 0; i < needed; i++) {
     const name = `fleet-${String(i).padStart(3, "0")}`;
@@ -257,16 +268,17 @@ async function main() {
   note(`${needed} components of BenchFleet in environment dev`);
 
   note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
-  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0 });
+  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(p) });
   cleanups.push(() => server.stop());
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
   const api = apiClient(server.url, token);
 
-  const ctx: Ctx = { p, tmp, cluster, pgPort, handle, org, server, api, components, runners: [], failures: [] };
+  const ctx: Ctx = { p, tmp, cluster, pgPort, handle, org, server, replicas: [], dbUrl, token, api, components, runners: [], failures: [] };
   cleanups.push(() => stopRunners(ctx));
 
   const rows: [string, string, string][] = [];
   const cpuRows: string[] = [];
+  let claimP99: number | undefined;
 
   // Warm-up (not counted): the first job compiles routes and loads the engine.
   await setRunners(ctx, 1);
@@ -325,6 +337,7 @@ async function main() {
       const s = job.steps.map((x) => x.startedAt).filter(Boolean).map((x) => +new Date(x!));
       if (s.length) firstStep.push(Math.min(...s) - +new Date(job.createdAt));
     }
+    claimP99 = pct(claims, 99);
     rows.push([`claim latency (created → claimed, job startedAt) p50 / p99`, p50p99(claims), `${claims.length} preview jobs on 1 idle runner${claims.length < 100 ? ` (p99 of ${claims.length} = the slowest)` : ""}`]);
     rows.push([`  created → first step started p50 / p99`, p50p99(firstStep), `${firstStep.length} jobs (adds the runner's step-start call)`]);
   }
@@ -336,34 +349,38 @@ async function main() {
   rows.push([`raw NOTIFY round trip, idle (this process: NOTIFY → its own LISTEN) p50 / p99`, p50p99(idleRtt), `${idleRtt.length} round trips, one at a time, no job running`]);
   const targetRows: [string, string, string][] = [];
   let one: Awaited<ReturnType<typeof eventLatency>> | undefined;
-  for (const s of p.subscribers) {
-    if (s === 0) continue;
-    note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on one running update job…`);
+  const eventRuns = [...p.subscribers.filter((s) => s > 0).map((s) => ({ s, consoles: 1 })), ...(p.split > 0 ? [{ s: p.split, consoles: 2 }] : [])];
+  for (const { s, consoles } of eventRuns) {
+    const where = consoles > 1 ? ` split across ${consoles} console processes (runner on the first)` : "";
+    const label = `${s} subscriber${s > 1 ? "s" : ""}${consoles > 1 ? `, ${consoles} consoles` : ""}`;
+    note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on one running update job${where}…`);
+    const servers = consoles > 1 ? [ctx.server, ...(await replicas(ctx, consoles - 1))] : [ctx.server];
     const cpu = cpuStart(ctx);
-    const r = await eventLatency(ctx, s);
-    cpuRows.push(cpuEnd(ctx, cpu, `events, ${s} subscriber(s)`));
+    const r = await eventLatency(ctx, s, servers);
+    cpuRows.push(cpuEnd(ctx, cpu, `events, ${label}`));
     const ratio = pct(r.runner, 99) / pct(r.rtt, 99);
-    rows.push([
-      `event latency, ${s} subscriber${s > 1 ? "s" : ""} (runner emits → subscriber receives) p50 / p99`,
-      p50p99(r.runner),
-      `${r.runner.length} receipts = ${r.events} runner events × ${s}`,
-    ]);
+    rows.push([`event latency, ${label} (runner emits → subscriber receives) p50 / p99`, p50p99(r.runner), `${r.runner.length} receipts = ${r.events} runner events × ${s}`]);
     rows.push([`  runner emits → batch committed (NOTIFY seen) p50 / p99`, p50p99(r.toStored), `${r.toStored.length} events in ${r.notifies} commits (runner upload + append)`]);
-    rows.push([`  batch committed → subscriber receives p50 / p99`, p50p99(r.toSubscriber), `${r.toSubscriber.length} receipts (NOTIFY → the job's one reader → fan-out → SSE)`]);
+    rows.push([`  batch committed → subscriber receives p50 / p99`, p50p99(r.toSubscriber), `${r.toSubscriber.length} receipts (NOTIFY → the job's one reader per console → fan-out → SSE)`]);
     rows.push([`  server-made events (stored → received) p50 / p99`, p50p99(r.server), `${r.server.length} receipts (job_status, operation_status)`]);
     rows.push([`  raw NOTIFY round trip during this run p50 / p99`, p50p99(r.rtt), `${r.rtt.length} round trips sampled while the job ran`]);
     rows.push([`  event latency p99 ÷ raw NOTIFY p99 during the run`, `× ${ratio.toFixed(1)}`, `target ≤ × 10`]);
-    rows.push([`  console CPU per 1 000 deliveries`, `${((r.consoleCpu / r.deliveries) * 1000 * 1000).toFixed(0)} ms`, `${r.consoleCpu.toFixed(2)} CPU s for ${r.deliveries} deliveries (all events × ${s}) while the job ran`]);
+    rows.push([
+      `  console CPU per 1 000 deliveries`,
+      `${((r.consoleCpu / r.deliveries) * 1000 * 1000).toFixed(0)} ms`,
+      `${r.consoleCpu.toFixed(2)} CPU s${consoles > 1 ? ` (${consoles} consoles together)` : ""} for ${r.deliveries} deliveries (all events × ${s}) while the job ran`,
+    ]);
     rows.push([`  subscribers connected (all received the backlog)`, ms(r.connectMs), `${s} SSE connections`]);
     // The job's own cost (uploads, claims, state) is in every run; what more viewers add is the difference.
     one ??= r;
-    const marginal = r === one ? "" : `; ${(((r.consoleCpu - one.consoleCpu) / (r.deliveries - one.deliveries)) * 1e6).toFixed(0)} ms per 1 000 deliveries beyond the first viewer's run`;
-    targetRows.push([`${s} viewer${s > 1 ? "s" : ""}`, `p99 ${ms(pct(r.runner, 99))}, × ${ratio.toFixed(1)} raw NOTIFY`, `console CPU ${((r.consoleCpu / r.deliveries) * 1e6).toFixed(0)} ms / 1 000 deliveries${marginal}`]);
+    const marginal = r === one ? " (includes the job's own uploads, claim, state)" : `; ${(((r.consoleCpu - one.consoleCpu) / (r.deliveries - one.deliveries)) * 1e6).toFixed(0)} ms per 1 000 deliveries beyond the first viewer's run`;
+    targetRows.push([label.replace("subscriber", "viewer"), `p99 ${ms(pct(r.runner, 99))}, × ${ratio.toFixed(1)} raw NOTIFY`, `console CPU ${((r.consoleCpu / r.deliveries) * 1e6).toFixed(0)} ms / 1 000 deliveries${marginal}`]);
   }
   if (targetRows.length) {
-    rows.push([`summary (targets: p99 ≤ 50 ms with 100 viewers, ≤ × 10 raw NOTIFY; CPU per delivery flat)`, "", ""]);
+    rows.push([`summary (targets: p99 ≤ 50 ms with 100 viewers, also split across 2 consoles, ≤ × 10 raw NOTIFY; CPU per delivery flat)`, "", ""]);
     for (const [a, b, c] of targetRows) rows.push([`  ${a}`, b, c]);
   }
+  if (claimP99 !== undefined) rows.push([`  claim latency p99 (target ≤ 100 ms)`, ms(claimP99), `${p.claimSamples} preview jobs on 1 idle runner`]);
 
   await stopRunners(ctx);
   const width = Math.max(...rows.map((r) => r[0].length));
@@ -384,6 +401,24 @@ async function main() {
     for (const f of ctx.failures) console.log(`  - ${f}`);
     process.exitCode = 1;
   }
+}
+
+/** With --cpu-prof DIR, each console process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
+function consoleArgs(p: Params): string[] {
+  if (!p.cpuProf) return [];
+  fs.mkdirSync(p.cpuProf, { recursive: true });
+  return ["--cpu-prof", `--cpu-prof-dir=${path.resolve(p.cpuProf)}`];
+}
+
+/** `n` more console processes on the same database (started once, kept to the end), as a second replica behind a load balancer would be. */
+async function replicas(ctx: Ctx, n: number): Promise<ConsoleServer[]> {
+  while (ctx.replicas.length < n) {
+    note("starting another console process on the same Postgres…");
+    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(ctx.p) });
+    cleanups.push(() => r.stop());
+    ctx.replicas.push(r);
+  }
+  return ctx.replicas.slice(0, n);
 }
 
 function takeComponent(ctx: Ctx): string {
@@ -509,7 +544,12 @@ function refillGaps(jobs: Job[]): number[] {
 // ── Event latency ───────────────────────────────────────────────────────────────────────────────
 const SERVER_MADE = new Set(["job_status", "operation_status"]);
 
-async function eventLatency(ctx: Ctx, subscribers: number) {
+/**
+ * One update job with `subscribers` viewers on the live event stream (GET /api/v1/jobs/{id}/events/stream,
+ * through lib/client as the CLI's follow reads it), viewer i on console i mod consoles.length; the
+ * runner talks to the first console. Viewers connect before a runner exists.
+ */
+async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServer[] = [ctx.server]) {
   await setRunners(ctx, 0);
   const job = await ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId: takeComponent(ctx), operation: "update" });
   const receipts: { sub: number; seq: number; type: string; ts: number; at: number }[] = [];
@@ -523,45 +563,45 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
   const t0 = Date.now();
   let allConnected!: () => void;
   const ready = new Promise<void>((r) => (allConnected = r));
-  const subs: { unsubscribe: () => void }[] = [];
-  const finished = Array.from({ length: subscribers }, (_, i) => {
-    return new Promise<void>((resolve, reject) => {
-      let first = true;
-      const sub = ctx.api.jobs.stream.subscribe(
-        { org: ctx.org.slug, id: job.id, lastEventId: null },
-        {
-          onData: (tracked) => {
-            const at = Date.now();
-            const e = tracked.data as ProgressEvent;
-            receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at });
-            if (first) {
-              first = false;
-              if (++connected === subscribers) allConnected();
-            }
-            if (e.type === "job_status" && e.payload.status === "completed") resolve();
-          },
-          onComplete: () => resolve(),
-          onError: (err) => reject(err),
-        },
-      );
-      subs.push(sub);
-    });
+  const abort = new AbortController();
+  const clients = consoles.map((c) => createPlantonClient({ url: c.url, token: ctx.token }));
+  const finished = Array.from({ length: subscribers }, async (_, i) => {
+    let first = true;
+    for await (const e of clients[i % clients.length].jobs.streamEvents(job.id, { signal: abort.signal })) {
+      receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at: Date.now() });
+      if (first) {
+        first = false;
+        if (++connected === subscribers) allConnected();
+      }
+    }
   });
+  const failed = Promise.race(finished).then(
+    () => new Promise<never>(() => {}),
+    (err: unknown) => Promise.reject(err),
+  );
   const sampling = { on: true };
   let rtt: Promise<number[]> | undefined;
+  const consoleCpu = () => treeSeconds(procTable(), consoles.map((c) => c.process.pid!));
   try {
-    await ready;
+    await Promise.race([ready, failed]);
     const connectMs = Date.now() - t0;
     const since = Date.now();
     rtt = notifyRoundTrips(ctx, Infinity, sampling, 20);
-    const consoleCpu0 = treeSeconds(procTable(), [ctx.server.process.pid!]);
+    const consoleCpu0 = consoleCpu();
     await setRunners(ctx, 1);
     await Promise.all(finished);
-    const consoleCpu = treeSeconds(procTable(), [ctx.server.process.pid!]) - consoleCpu0;
+    const used = consoleCpu() - consoleCpu0;
     sampling.on = false;
     const done = await ctx.api.jobs.get.query({ org: ctx.org.slug, id: job.id });
     if (done.result !== "succeeded") ctx.failures.push(describeFailure(done));
     const live = receipts.filter((r) => r.ts >= since);
+    // Each viewer got every event once, in order (the stream's promise; a break here is a bug, not a figure).
+    const bySub = new Map<number, number[]>();
+    for (const r of receipts) bySub.set(r.sub, [...(bySub.get(r.sub) ?? []), r.seq]);
+    const expected = bySub.get(0) ?? [];
+    for (const [i, seqs] of bySub) {
+      if (seqs.some((q, k) => q !== k + 1) || seqs.length !== expected.length) ctx.failures.push(`event latency run: viewer ${i} received ${seqs.length} events not 1…${expected.length} once and in order`);
+    }
     const runner = live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
     const server = live.filter((r) => SERVER_MADE.has(r.type)).map((r) => r.at - r.ts);
     // Split each runner event's latency at the moment its batch was committed: the first NOTIFY
@@ -577,11 +617,12 @@ async function eventLatency(ctx: Ctx, subscribers: number) {
       toSubscriber.push(r.at - n);
     }
     const seqs = new Set(live.filter((r) => !SERVER_MADE.has(r.type)).map((r) => r.seq));
-    return { runner, server, toStored, toSubscriber, events: seqs.size, notifies: notified.length, connectMs, rtt: (await rtt) ?? [], consoleCpu, deliveries: live.length };
+    return { runner, server, toStored, toSubscriber, events: seqs.size, notifies: notified.length, connectMs, rtt: (await rtt) ?? [], consoleCpu: used, deliveries: live.length };
   } finally {
     sampling.on = false;
     await rtt?.catch(() => {});
-    for (const s of subs) s.unsubscribe();
+    abort.abort();
+    await Promise.allSettled(finished);
     await unlisten();
   }
 }
@@ -628,7 +669,7 @@ function cpuNow(ctx: Ctx): Record<string, number> {
   }
   const me = table.get(process.pid);
   return {
-    console: treeSeconds(table, [ctx.server.process.pid!]),
+    console: treeSeconds(table, [ctx.server, ...ctx.replicas].map((c) => c.process.pid!)),
     // Live runner trees, plus runners this process has already stopped and reaped.
     runners: treeSeconds(table, ctx.runners.map((r) => r.child.pid!)) + (me?.reaped ?? 0) / TICK,
     postgres: postmaster ? treeSeconds(table, [postmaster]) : NaN,

@@ -38,6 +38,8 @@ export async function startConsoleServer(opts: {
   firstAdmin?: "given" | "printed";
   /** Also copies everything the console prints to this file. */
   logFile?: string;
+  /** Options for node itself, before the script (e.g. --cpu-prof, which NODE_OPTIONS may not carry). */
+  nodeArgs?: string[];
 }): Promise<ConsoleServer> {
   ensureBuilt();
   const port = await freePort();
@@ -51,7 +53,7 @@ export async function startConsoleServer(opts: {
     log?.write(d);
   };
   const launch = () => {
-    const proc = spawn(process.execPath, [path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
+    const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), path.join(root, "scripts/serve.mjs"), "-p", String(port), "-H", "127.0.0.1"], {
       cwd: root,
       env: {
         ...inherited,

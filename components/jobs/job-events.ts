@@ -1,9 +1,9 @@
 // A job's progress events in the browser: one store per job (kept across remounts), fed by the
-// SSE subscription, resumed from the last seq seen, each event kept once and in order.
+// live event stream, resumed from the last seq seen, each event kept once and in order.
 "use client";
 import { useEffect, useRef, useState } from "react";
 import type { JobResult, JobStatus, ProgressEvent } from "@/lib/runner-protocol";
-import { useTRPCClient } from "@/lib/trpc/client";
+import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "@/lib/job-event-stream";
 
 type Listener = (added: ProgressEvent[]) => void;
 
@@ -119,14 +119,18 @@ export function needsJobRead(e: ProgressEvent): boolean {
   return e.type === "operation_status" && e.operation === "preview" && (e.payload as { status?: string }).status === "completed";
 }
 
+/** Pause before opening the stream again after the server refused or dropped it. */
+const RETRY_MS = 2_000;
+
 /**
- * Subscribes to a job's events. `onStatus` runs when status events arrive (the page applies the
- * store's events to the job it holds); `refetch` runs, debounced, only when an event needs a fresh
- * read of the job (needsJobRead) and when the stream ends. Returns the store and a version that bumps
- * at most once a frame.
+ * Subscribes to a job's events (GET /api/v1/jobs/{id}/events/stream with the session cookie, the
+ * wire format of lib/job-event-stream.ts). `onStatus` runs when status events arrive (the page
+ * applies the store's events to the job it holds); `refetch` runs, debounced, only when an event
+ * needs a fresh read of the job (needsJobRead) and when the stream ends. The browser's EventSource
+ * resumes with Last-Event-ID after a dropped connection; a refused one is opened again after the
+ * last seq the store holds. Returns the store and a version that bumps at most once a frame.
  */
 export function useJobEvents(org: string, jobId: string, handlers: { onStatus: () => void; refetch: () => void }) {
-  const client = useTRPCClient();
   const store = jobEventStore(jobId);
   const [version, setVersion] = useState(0);
   const [state, setState] = useState<StreamState>("connecting");
@@ -136,6 +140,9 @@ export function useJobEvents(org: string, jobId: string, handlers: { onStatus: (
   useEffect(() => {
     let frame = 0;
     let readTimer: ReturnType<typeof setTimeout> | undefined;
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
+    let source: EventSource | undefined;
+    let closed = false;
     const bump = () => {
       if (!frame) frame = requestAnimationFrame(() => ((frame = 0), setVersion((v) => v + 1)));
     };
@@ -143,34 +150,37 @@ export function useJobEvents(org: string, jobId: string, handlers: { onStatus: (
       clearTimeout(readTimer);
       readTimer = setTimeout(() => handlersRef.current.refetch(), 150);
     };
-    const sub = client.jobs.stream.subscribe(
-      { org, id: jobId, lastEventId: store.lastSeq ? String(store.lastSeq) : null },
-      {
-        onStarted: () => setState("live"),
-        onData: (tracked) => {
-          const fresh = store.add([tracked.data as ProgressEvent]);
-          if (!fresh.length) return;
-          bump();
-          if (fresh.some(isStatusEvent)) handlersRef.current.onStatus();
-          if (fresh.some(needsJobRead)) readJob();
-        },
-        onConnectionStateChange: (s) => {
-          if (s.state === "connecting" && s.error) setState("reconnecting");
-          else if (s.state === "pending") setState("live");
-        },
-        onError: () => setState("reconnecting"),
-        onComplete: () => {
-          setState("ended");
-          readJob();
-        },
-      },
-    );
+    const open = () => {
+      const es = (source = new EventSource(`/api/v1${jobEventStreamPath(jobId, { org, after: store.lastSeq })}`));
+      es.onopen = () => setState("live");
+      es.onmessage = (m) => {
+        const fresh = store.add([decodeEventMessage(m.data)]);
+        if (!fresh.length) return;
+        bump();
+        if (fresh.some(isStatusEvent)) handlersRef.current.onStatus();
+        if (fresh.some(needsJobRead)) readJob();
+      };
+      es.addEventListener(JOB_STREAM_END_EVENT, () => {
+        es.close();
+        setState("ended");
+        readJob();
+      });
+      es.onerror = () => {
+        if (closed) return;
+        setState("reconnecting");
+        // CONNECTING: the browser reconnects by itself with Last-Event-ID. CLOSED: it gave up (a refusal); open anew later.
+        if (es.readyState === EventSource.CLOSED) retryTimer = setTimeout(open, RETRY_MS);
+      };
+    };
+    open();
     return () => {
-      sub.unsubscribe();
+      closed = true;
+      source?.close();
       cancelAnimationFrame(frame);
       clearTimeout(readTimer);
+      clearTimeout(retryTimer);
     };
-  }, [client, org, jobId, store]);
+  }, [org, jobId, store]);
 
   return { store, version, state };
 }

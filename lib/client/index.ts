@@ -64,6 +64,7 @@ import type {
 } from "./types";
 import type { AuditExportFormat } from "../audit-export";
 import { readEventStream } from "./sse";
+import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "../job-event-stream";
 
 export * from "./types";
 
@@ -159,14 +160,14 @@ export function createPlantonClient(opts: PlantonClientOptions) {
     for (;;) {
       let ended = false;
       try {
-        const res = await send("GET", `/jobs/${q(jobId)}/events/stream`, { headers: { accept: "text/event-stream", "last-event-id": String(last) }, signal: so.signal });
+        const res = await send("GET", jobEventStreamPath(jobId), { headers: { accept: "text/event-stream", "last-event-id": String(last) }, signal: so.signal });
         for await (const msg of readEventStream(res.body!)) {
-          if (msg.event === "end") {
+          if (msg.event === JOB_STREAM_END_EVENT) {
             ended = true;
             break;
           }
           if (msg.event !== "message" || !msg.data) continue;
-          const event = JSON.parse(msg.data) as ProgressEvent;
+          const event = decodeEventMessage(msg.data);
           if (event.seq <= last) continue;
           last = event.seq;
           failures = 0;

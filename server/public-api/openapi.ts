@@ -35,9 +35,17 @@ const STREAMING_PATHS = {
     get: {
       operationId: "jobs-eventsStream",
       tags: ["Infra Jobs"],
-      summary: "Live progress as server-sent events: `id: <seq>` + `data: <ProgressEvent JSON>` after Last-Event-ID (or ?after=); `event: end` when the job has completed",
+      summary:
+        "Live progress as server-sent events: one message per event, `id: <seq>` + `data: <ProgressEvent JSON>`, after Last-Event-ID (or ?after=), each once and in order (events that are ready together arrive in one write); `event: end` when the job has completed. Also works with the console's session cookie and ?org=",
       security: bearer,
-      requestParams: { path: z.object({ id: jobId }), query: z.object({ after: z.int32().min(0).optional() }), header: z.object({ "last-event-id": z.string().optional() }) },
+      requestParams: {
+        path: z.object({ id: jobId }),
+        query: z.object({
+          after: z.int32().min(0).optional().meta({ description: "The last seq already seen (Last-Event-ID wins when both are sent)" }),
+          org: z.string().optional().meta({ description: "The organization's slug; with an API token it may be left out" }),
+        }),
+        header: z.object({ "last-event-id": z.string().optional() }),
+      },
       responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } } },
     },
   },

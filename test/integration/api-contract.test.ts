@@ -11,6 +11,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { createPlantonClient, PlantonApiError, type PlantonClient } from "../../lib/client";
+import { readEventStream } from "../../lib/client/sse";
+import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "../../lib/job-event-stream";
 import { stateBackends } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { publicProcedures } from "../../server/public-api/openapi";
@@ -205,6 +207,26 @@ describe("the typed client against the real server", () => {
     expect([bad.status, (await bad.json()).error.message]).toEqual([400, "Nothing was exported: from: Give a time as ISO 8601, for example 2026-11-24T00:00:00Z"]);
     const anonymous = await fetch(`${stack.server.url}/api/v1/audit/export?org=${stack.org.slug}`);
     expect(anonymous.status).toBe(401);
+  });
+
+  it("streams a job's events to the console's session cookie with ?org=, resumed after Last-Event-ID, and ends the stream with its end message", async () => {
+    const signIn = await fetch(`${stack.server.url}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: stack.server.url },
+      body: JSON.stringify({ email: stack.org.users.viewer.email, password: "correct-horse-battery" }),
+    });
+    const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const url = `${stack.server.url}/api/v1${jobEventStreamPath(jobId, { org: stack.org.slug })}`;
+    const res = await fetch(url, { headers: { cookie, "last-event-id": "2" } });
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/event-stream; charset=utf-8"]);
+    const messages = [];
+    for await (const m of readEventStream(res.body!)) messages.push(m);
+    const all = (await client.jobs.events(jobId, 0, 5000)).events;
+    const streamed = messages.filter((m) => m.event === "message");
+    expect(streamed.map((m) => decodeEventMessage(m.data))).toEqual(all.slice(2));
+    expect(streamed.map((m) => m.id)).toEqual(all.slice(2).map((e) => String(e.seq)));
+    expect(messages.at(-1)!.event).toBe(JOB_STREAM_END_EVENT);
+    expect((await fetch(url)).status).toBe(401);
   });
 
   it("refuses in the product's words, as {error: {code, message}}", async () => {

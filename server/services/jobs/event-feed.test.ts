@@ -4,7 +4,9 @@ import { orgWithComponent } from "../../../test/job-helpers";
 import type { ProgressEvent } from "@/lib/runner-protocol";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
-import { jobFeedStats, streamJobEvents } from "./event-feed";
+import { decodeEventMessage } from "@/lib/job-event-stream";
+import { readEventStream } from "@/lib/client/sse";
+import { jobFeedStats, streamJobEventBatches, streamJobEvents, type EventBatch } from "./event-feed";
 import { appendEvents, readEventsAfter } from "./events";
 
 let t: TestDatabase;
@@ -92,5 +94,29 @@ describe("live job events, one reader per job", () => {
     await r.done;
     const all = (await readEventsAfter(t.db, job.id, 0)).map((e) => e.seq);
     expect(r.seqs).toEqual(range(3, all.at(-1)!));
+  });
+
+  it("encode a batch the reader read once and hand every subscriber level with the feed the same bytes, which read back as the same events", async () => {
+    const { job, append, end } = await runningJob();
+    const subs = Array.from({ length: 3 }, () => streamJobEventBatches(t, job.id, 0));
+    const backlog = await Promise.all(subs.map((s) => s.next()));
+    const seen = backlog[0].value!.lastSeq;
+    expect(backlog.every((b) => b.value!.lastSeq === seen)).toBe(true);
+
+    await append(5, "shared");
+    const live: EventBatch[] = (await Promise.all(subs.map((s) => s.next()))).map((r) => r.value!);
+    expect(live[0].events.map((e) => e.seq)).toEqual(range(seen + 1, seen + 5));
+    expect(live[1].bytes).toBe(live[0].bytes);
+    expect(live[2].bytes).toBe(live[0].bytes);
+
+    const read: ProgressEvent[] = [];
+    const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(live[0].bytes), c.close()) });
+    for await (const m of readEventStream(body)) {
+      expect(m.id).toBe(String(decodeEventMessage(m.data).seq));
+      read.push(decodeEventMessage(m.data));
+    }
+    expect(read).toEqual(live[0].events);
+    await end();
+    await Promise.all(subs.map(async (s) => { for await (const _ of s); }));
   });
 });

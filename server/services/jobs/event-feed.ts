@@ -8,6 +8,7 @@
 import { eq } from "drizzle-orm";
 import type { DatabaseHandle } from "@/db/client";
 import { infraJobs } from "@/db/schema";
+import { encodeEventFrames } from "@/lib/job-event-stream";
 import type { ProgressEvent } from "@/lib/runner-protocol";
 import { JOB_EVENTS_CHANNEL, readEventsAfter, subscribeChannel } from "./events";
 
@@ -30,9 +31,42 @@ export interface JobFeedStats {
   fallbacks: number;
 }
 
+/**
+ * Events read together (contiguous seqs), encoded for the wire once, on first use, and the same bytes
+ * handed to every subscriber that takes the whole batch.
+ */
+export class EventBatch {
+  private encoded: Buffer | undefined;
+
+  constructor(
+    readonly events: ProgressEvent[],
+    encoded?: Buffer,
+  ) {
+    this.encoded = encoded;
+  }
+
+  /** The batch as server-sent-event messages (lib/job-event-stream.ts). */
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(encodeEventFrames(this.events)));
+  }
+
+  get lastSeq(): number {
+    return this.events[this.events.length - 1].seq;
+  }
+
+  /** One batch of several (in order), reusing their encoded bytes. */
+  static join(batches: EventBatch[]): EventBatch {
+    if (batches.length === 1) return batches[0];
+    return new EventBatch(
+      batches.flatMap((b) => b.events),
+      Buffer.concat(batches.map((b) => b.bytes)),
+    );
+  }
+}
+
 class Subscriber {
-  private queue: ProgressEvent[] = [];
-  private head = 0;
+  private queue: EventBatch[] = [];
+  private queued = 0;
   /** Taking live batches from the feed; false while catching up from the database. */
   live = false;
   private wake: (() => void) | undefined;
@@ -45,37 +79,41 @@ class Subscriber {
   ) {}
 
   get waiting(): number {
-    return this.queue.length - this.head;
+    return this.queued;
   }
 
-  /** A batch the feed read (contiguous seqs). Takes what follows its cursor, or falls back when it has no room. */
-  offer(batch: ProgressEvent[]): void {
+  /** A batch the feed read. Takes what follows its cursor (the batch itself when it takes all), or falls back when it has no room. */
+  offer(batch: EventBatch): void {
     if (this.live) {
+      const events = batch.events;
       let i = 0;
-      while (i < batch.length && batch[i].seq <= this.cursor) i++;
-      if (i < batch.length) {
-        if (batch[i].seq !== this.cursor + 1 || this.waiting + batch.length - i > this.capacity) {
+      while (i < events.length && events[i].seq <= this.cursor) i++;
+      if (i < events.length) {
+        if (events[i].seq !== this.cursor + 1 || this.queued + events.length - i > this.capacity) {
           this.live = false;
           this.feed.stats.fallbacks++;
         } else {
-          for (; i < batch.length; i++) this.queue.push(batch[i]);
-          this.cursor = batch[batch.length - 1].seq;
+          this.push(i === 0 ? batch : new EventBatch(events.slice(i)));
         }
       }
     }
     this.signal();
   }
 
-  take(): ProgressEvent | undefined {
-    if (this.head === this.queue.length) return undefined;
-    const e = this.queue[this.head++];
-    if (this.head === this.queue.length) (this.queue = []), (this.head = 0);
-    return e;
+  /** Everything waiting, as one batch. */
+  takeAll(): EventBatch | undefined {
+    if (!this.queue.length) return undefined;
+    const all = EventBatch.join(this.queue);
+    this.queue = [];
+    this.queued = 0;
+    return all;
   }
 
-  append(events: ProgressEvent[]): void {
-    for (const e of events) this.queue.push(e);
-    if (events.length) this.cursor = events[events.length - 1].seq;
+  push(batch: EventBatch): void {
+    if (!batch.events.length) return;
+    this.queue.push(batch);
+    this.queued += batch.events.length;
+    this.cursor = batch.lastSeq;
   }
 
   signal(): void {
@@ -134,7 +172,8 @@ class JobFeed {
           if (!batch.length) break;
           if (batch.some((e) => e.type === "job_status" && e.payload.status === "completed")) await this.checkEnd();
           this.cursor = batch[batch.length - 1].seq;
-          for (const s of this.subscribers) s.offer(batch);
+          const shared = new EventBatch(batch);
+          for (const s of this.subscribers) s.offer(shared);
           if (batch.length < READ_PAGE) break;
         }
       }
@@ -218,32 +257,33 @@ export function jobFeedStats(handle: DatabaseHandle, jobId: string): JobFeedStat
 }
 
 /**
- * Every event of a job after `afterSeq`, then live ones, each once and in order: the backlog from
- * the database, then the job's shared feed, with no gap or repeat at the seam. Ends when the job has
- * completed and everything was delivered, or when `signal` aborts.
+ * Every event of a job after `afterSeq`, then live ones, each once and in order, in batches: each
+ * time the subscriber has events ready, all of them at once (the backlog from the database, then the
+ * job's shared feed, with no gap or repeat at the seam). Ends when the job has completed and
+ * everything was delivered, or when `signal` aborts.
  */
-export async function* streamJobEvents(
+export async function* streamJobEventBatches(
   handle: DatabaseHandle,
   jobId: string,
   afterSeq = 0,
   signal?: AbortSignal,
   opts: { stopWhenCompleted?: boolean; bufferSize?: number } = {},
-): AsyncGenerator<ProgressEvent> {
+): AsyncGenerator<EventBatch> {
   const [feed, sub] = await joinFeed(handle, jobId, (f) => new Subscriber(afterSeq, opts.bufferSize ?? SUBSCRIBER_BUFFER, f));
   const onAbort = () => sub.signal();
   signal?.addEventListener("abort", onAbort);
   try {
     while (!signal?.aborted) {
-      const e = sub.take();
-      if (e) {
-        yield e;
+      const ready = sub.takeAll();
+      if (ready) {
+        yield ready;
         continue;
       }
       if (!sub.live) {
         // Behind the feed: catch up from the database, and rejoin once level with it.
         feed.stats.catchUpReads++;
         const page = await readEventsAfter(handle.db, jobId, sub.cursor, READ_PAGE);
-        sub.append(page);
+        sub.push(new EventBatch(page));
         if (page.length < READ_PAGE && sub.cursor >= feed.cursor) sub.live = true;
         continue;
       }
@@ -254,4 +294,15 @@ export async function* streamJobEvents(
     signal?.removeEventListener("abort", onAbort);
     leaveFeed(handle, feed, sub);
   }
+}
+
+/** The same, one event at a time. */
+export async function* streamJobEvents(
+  handle: DatabaseHandle,
+  jobId: string,
+  afterSeq = 0,
+  signal?: AbortSignal,
+  opts: { stopWhenCompleted?: boolean; bufferSize?: number } = {},
+): AsyncGenerator<ProgressEvent> {
+  for await (const batch of streamJobEventBatches(handle, jobId, afterSeq, signal, opts)) yield* batch.events;
 }

@@ -28,17 +28,27 @@ export async function appendEvents(tx: Queryable, jobId: string, events: NewEven
 
 /**
  * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing.
- * Returns the highest runner seq stored for this attempt.
+ * Returns the highest runner seq stored for this attempt. One round trip locks the job and reads
+ * that highest seq; only seqs at or below it (a retry) are looked up one by one.
  */
 export async function appendRunnerEvents(tx: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number; lastSeq: number }> {
-  const [job] = await tx.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId)).for("update");
+  const [job] = await tx
+    .select({
+      seq: infraJobs.eventSeq,
+      stored: sql<number>`(select coalesce(max(${progressEvents.runnerSeq}), 0) from ${progressEvents} where ${progressEvents.jobId} = ${jobId} and ${progressEvents.attemptId} = ${attemptId})`,
+    })
+    .from(infraJobs)
+    .where(eq(infraJobs.id, jobId))
+    .for("update");
   if (!job) throw new Error(`job ${jobId} does not exist`);
+  const stored = Number(job.stored);
   const sorted = [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq);
-  const seen = sorted.length
+  const maybeSeen = sorted.filter((e) => e.seq <= stored).map((e) => e.seq);
+  const seen = maybeSeen.length
     ? await tx
         .select({ runnerSeq: progressEvents.runnerSeq })
         .from(progressEvents)
-        .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId), inArray(progressEvents.runnerSeq, sorted.map((e) => e.seq))))
+        .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId), inArray(progressEvents.runnerSeq, maybeSeen)))
     : [];
   const seenSet = new Set(seen.map((s) => s.runnerSeq));
   const fresh = sorted.filter((e) => !seenSet.has(e.seq));
@@ -48,11 +58,7 @@ export async function appendRunnerEvents(tx: Queryable, jobId: string, attemptId
     job.seq,
     fresh.map((e) => ({ ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, attemptId, runnerSeq: e.seq })),
   );
-  const [max] = await tx
-    .select({ n: sql<number>`coalesce(max(${progressEvents.runnerSeq}), 0)` })
-    .from(progressEvents)
-    .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId)));
-  return { acceptedThrough: Number(max.n), lastSeq };
+  return { acceptedThrough: Math.max(stored, fresh.at(-1)?.seq ?? 0), lastSeq };
 }
 
 async function insertAfter(
@@ -74,8 +80,12 @@ async function insertAfter(
   }));
   await tx.insert(progressEvents).values(rows);
   const last = seq + events.length;
-  await tx.update(infraJobs).set({ eventSeq: last }).where(eq(infraJobs.id, jobId));
-  await tx.execute(sql`select pg_notify(${JOB_EVENTS_CHANNEL}, ${`${jobId}:${last}`})`);
+  // The job's last seq and the NOTIFY in one statement (delivered after commit).
+  await tx
+    .update(infraJobs)
+    .set({ eventSeq: last })
+    .where(eq(infraJobs.id, jobId))
+    .returning({ notified: sql`pg_notify(${JOB_EVENTS_CHANNEL}, ${`${jobId}:${last}`})` });
   return last;
 }
 

@@ -98,7 +98,11 @@ export const jobsRouter = router({
     .input(byId)
     .output(planReviewSchema)
     .query(({ ctx, input }) => getPlanReview(ctx.db, ctx.actor.orgId, input.id)),
-  /** Live progress over SSE: every event after `lastEventId` (the last seq seen) once, in order. */
+  /**
+   * Live progress over tRPC's SSE: every event after `lastEventId` (the last seq seen) once, in order, one
+   * message each. The console's job page and the CLI read GET /api/v1/jobs/{id}/events/stream instead,
+   * which writes the feed's shared encoded batches (lib/job-event-stream.ts); this stays for typed-client scripts and tests.
+   */
   stream: viewerProcedure
     .input(z.object({ id: z.string().min(1), lastEventId: z.string().nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {

@@ -1,63 +1,81 @@
 import { lastSeenSeq } from "@/server/input-guard";
 import { streamingRoute } from "@/server/public-api/http";
-import { streamJobEvents } from "@/server/services/jobs/event-feed";
+import { streamJobEventBatches } from "@/server/services/jobs/event-feed";
 import { metrics, observeDelivery } from "@/server/metrics";
+import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
 
 export const dynamic = "force-dynamic";
 
-const HEARTBEAT_MS = 5_000;
+const OPEN = Buffer.from(JOB_STREAM_OPEN_FRAME);
+const HEARTBEAT = Buffer.from(JOB_STREAM_HEARTBEAT_FRAME);
+const END = Buffer.from(JOB_STREAM_END_FRAME);
 
 /**
- * Server-sent events: each progress event as `id: <seq>` + `data: <json>`, from after `Last-Event-ID`
- * (or `?after=`), each once and in order. When the job has completed and everything was sent, an
- * `event: end` closes the stream; a client that loses the connection before it reconnects with the last id.
+ * Server-sent events (lib/job-event-stream.ts): each progress event as `id: <seq>` + `data: <json>`,
+ * from after `Last-Event-ID` (or `?after=`), each once and in order. When the job has completed and
+ * everything was sent, an `event: end` closes the stream; a client that loses the connection before
+ * it reconnects with the last id. An API token, or the console's session cookie with `?org=`.
+ * Pulled: the next events are taken only once the client has taken the last write, so a slow client's
+ * events wait in the job's feed (bounded) and then in the database, not in this process.
  */
-export const GET = streamingRoute(async ({ rt, api, params, req, url }) => {
-  await api.jobs.get({ id: params.id });
-  const fromHeader = req.headers.get("last-event-id");
-  const after = fromHeader !== null ? lastSeenSeq(fromHeader) : lastSeenSeq(url.searchParams.get("after"), "after");
-  const abort = new AbortController();
-  req.signal.addEventListener("abort", () => abort.abort());
-  const encoder = new TextEncoder();
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (text: string) => {
-        if (!abort.signal.aborted) controller.enqueue(encoder.encode(text));
-      };
-      send(": stream open\n\n");
-      const openedAt = Date.now();
-      metrics().sseSubscribers.inc();
-      heartbeat = setInterval(() => send(": heartbeat\n\n"), HEARTBEAT_MS);
-      try {
-        for await (const event of streamJobEvents(rt.handle, params.id, after, abort.signal)) {
-          send(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
-          observeDelivery(event.ts, openedAt);
-        }
-        send("event: end\ndata: {}\n\n");
-      } catch (err) {
-        if (!abort.signal.aborted) console.error("event stream:", err);
-      } finally {
-        clearInterval(heartbeat);
-        metrics().sseSubscribers.dec();
-        try {
-          controller.close();
-        } catch {
-          // already closed by the client going away
-        }
-      }
-    },
-    cancel() {
+export const GET = streamingRoute(
+  async ({ rt, api, params, req, url }) => {
+    const org = url.searchParams.get("org") ?? undefined;
+    await api.jobs.get({ id: params.id, org });
+    const fromHeader = req.headers.get("last-event-id");
+    const after = fromHeader !== null ? lastSeenSeq(fromHeader) : lastSeenSeq(url.searchParams.get("after"), "after");
+    const abort = new AbortController();
+    req.signal.addEventListener("abort", () => abort.abort());
+    abort.signal.addEventListener("abort", () => finish());
+    const batches = streamJobEventBatches(rt.handle, params.id, after, abort.signal);
+    const openedAt = Date.now();
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let counted = false;
+    const finish = () => {
       clearInterval(heartbeat);
-      abort.abort();
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      "x-accel-buffering": "no",
-      connection: "keep-alive",
-    },
-  });
-});
+      if (counted) metrics().sseSubscribers.dec();
+      counted = false;
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(OPEN);
+        metrics().sseSubscribers.inc();
+        counted = true;
+        heartbeat = setInterval(() => {
+          if (!abort.signal.aborted) controller.enqueue(HEARTBEAT);
+        }, JOB_STREAM_HEARTBEAT_MS);
+      },
+      async pull(controller) {
+        try {
+          const next = await batches.next();
+          if (abort.signal.aborted) return;
+          if (!next.done) {
+            controller.enqueue(next.value.bytes);
+            for (const e of next.value.events) observeDelivery(e.ts, openedAt);
+            return;
+          }
+          controller.enqueue(END);
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          console.error("event stream:", err);
+        }
+        finish();
+        controller.close();
+      },
+      cancel() {
+        finish();
+        abort.abort();
+        void batches.return(undefined);
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+        connection: "keep-alive",
+      },
+    });
+  },
+  { sessionCookie: true },
+);
