@@ -1,0 +1,105 @@
+// A state change at resource level (issue 15): what the builtin engine sends as each resource
+// completes, instead of the whole document, and what the console replays onto the stored state to
+// compact a journal into one full version. One rule for the engine (which makes and checks deltas),
+// the runner (which sends them) and the server (which applies them), so both sides build the same bytes.
+import { createHash } from "node:crypto";
+import { canonicalJson } from "./canonical-json";
+
+/** A v4 state as far as deltas need it: resources are entries keyed by module, mode, type and name. */
+export interface DeltaState {
+  serial: number;
+  lineage: string;
+  resources: DeltaResource[];
+}
+
+export interface DeltaResource {
+  module?: string;
+  mode?: string;
+  type: string;
+  name: string;
+  instances: unknown[];
+}
+
+/**
+ * From one state to the next: every resource entry that changed (its whole entry with all its instances,
+ * or null when it is gone), the top-level fields that changed (serial always), and, only when applying
+ * the entries would not give the engine's order of resources, that order.
+ */
+export interface StateDelta {
+  serial: number;
+  lineage: string;
+  resources: { key: string; entry: DeltaResource | null }[];
+  fields?: Record<string, unknown>;
+  order?: string[];
+}
+
+/** The one key of a resource entry in a state. */
+export function resourceKey(r: Pick<DeltaResource, "module" | "mode" | "type" | "name">): string {
+  return `${r.module ?? ""}\u0000${r.mode === "data" ? "data" : "managed"}\u0000${r.type}.${r.name}`;
+}
+
+/** The order resources are kept in, as OpenTofu writes them (root module first, data before managed, by name). */
+export function resourceOrder(r: Pick<DeltaResource, "module" | "mode" | "type" | "name">): string {
+  return `${r.module ?? ""}\u0000${r.mode === "data" ? 0 : 1}\u0000${r.type}.${r.name}`;
+}
+
+export function sortResources<T extends Pick<DeltaResource, "module" | "mode" | "type" | "name">>(resources: T[]): void {
+  resources.sort((a, b) => resourceOrder(a).localeCompare(resourceOrder(b)));
+}
+
+/** The one checksum of a state's content: SHA-256 of its canonical JSON (so jsonb's key order never changes it). */
+export function stateDigest(state: unknown): { checksum: string; size: number } {
+  const bytes = canonicalJson(state);
+  return { checksum: createHash("sha256").update(bytes).digest("hex"), size: Buffer.byteLength(bytes) };
+}
+
+/** `delta` applied to `base` (not changed): entries replaced in place, removed, or added in the kept order. */
+export function applyStateDelta<S extends DeltaState>(base: S, delta: StateDelta): S {
+  if (base.lineage !== delta.lineage) {
+    throw new Error(`The state change is for lineage ${delta.lineage}, but the state has lineage ${base.lineage}; it was not applied.`);
+  }
+  const next = { ...base, ...(delta.fields ?? {}), serial: delta.serial, lineage: base.lineage } as S;
+  let resources = [...base.resources];
+  let added = false;
+  for (const { key, entry } of delta.resources) {
+    const i = resources.findIndex((r) => resourceKey(r) === key);
+    if (!entry) {
+      if (i >= 0) resources.splice(i, 1);
+    } else if (i >= 0) resources[i] = entry;
+    else {
+      resources.push(entry);
+      added = true;
+    }
+  }
+  if (delta.order) {
+    const byKey = new Map(resources.map((r) => [resourceKey(r), r]));
+    resources = delta.order.map((k) => byKey.get(k)).filter((r): r is DeltaResource => !!r);
+  } else if (added) sortResources(resources);
+  next.resources = resources;
+  return next;
+}
+
+/** What changed from `from` to `to` (same lineage); `to` is exactly `applyStateDelta(from, delta)`. */
+export function diffStates(from: DeltaState, to: DeltaState): StateDelta {
+  const before = new Map(from.resources.map((r) => [resourceKey(r), canonicalJson(r)]));
+  const after = new Set<string>();
+  const resources: StateDelta["resources"] = [];
+  for (const r of to.resources) {
+    const key = resourceKey(r);
+    after.add(key);
+    if (before.get(key) !== canonicalJson(r)) resources.push({ key, entry: r });
+  }
+  for (const key of before.keys()) if (!after.has(key)) resources.push({ key, entry: null });
+  const fields: Record<string, unknown> = {};
+  const a = from as unknown as Record<string, unknown>;
+  const b = to as unknown as Record<string, unknown>;
+  for (const f of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (f === "resources" || f === "serial" || f === "lineage") continue;
+    if (canonicalJson(a[f]) !== canonicalJson(b[f])) fields[f] = b[f];
+  }
+  const delta: StateDelta = { serial: to.serial, lineage: to.lineage, resources, ...(Object.keys(fields).length ? { fields } : {}) };
+  const rebuilt = applyStateDelta(from, delta).resources.map(resourceKey);
+  const wanted = to.resources.map(resourceKey);
+  if (rebuilt.join("\u0001") !== wanted.join("\u0001")) delta.order = wanted;
+  return delta;
+}
