@@ -95,7 +95,8 @@ export function diffStates(from: DeltaState, to: DeltaState): StateDelta {
   const b = to as unknown as Record<string, unknown>;
   for (const f of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if (f === "resources" || f === "serial" || f === "lineage") continue;
-    if (canonicalJson(a[f]) !== canonicalJson(b[f])) fields[f] = b[f];
+    // A field the next state lacks is left as it was (a v4 state never drops one); null is a value.
+    if (f in b && (!(f in a) || canonicalJson(a[f]) !== canonicalJson(b[f]))) fields[f] = b[f];
   }
   const delta: StateDelta = { serial: to.serial, lineage: to.lineage, resources, ...(Object.keys(fields).length ? { fields } : {}) };
   const rebuilt = applyStateDelta(from, delta).resources.map(resourceKey);
