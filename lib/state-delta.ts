@@ -3,6 +3,7 @@
 // compact a journal into one full version. One rule for the engine (which makes and checks deltas),
 // the runner (which sends them) and the server (which applies them), so both sides build the same bytes.
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
 
 /** A v4 state as far as deltas need it: resources are entries keyed by module, mode, type and name. */
@@ -33,9 +34,9 @@ export interface StateDelta {
   order?: string[];
 }
 
-/** The one key of a resource entry in a state. */
+/** The one key of a resource entry in a state: its address, as OpenTofu writes it (`module.site.data.local_file.x`). */
 export function resourceKey(r: Pick<DeltaResource, "module" | "mode" | "type" | "name">): string {
-  return `${r.module ?? ""}\u0000${r.mode === "data" ? "data" : "managed"}\u0000${r.type}.${r.name}`;
+  return `${r.module ? `${r.module}.` : ""}${r.mode === "data" ? "data." : ""}${r.type}.${r.name}`;
 }
 
 /** The order resources are kept in, as OpenTofu writes them (root module first, data before managed, by name). */
@@ -104,3 +105,29 @@ export function diffStates(from: DeltaState, to: DeltaState): StateDelta {
   if (rebuilt.join("\u0001") !== wanted.join("\u0001")) delta.order = wanted;
   return delta;
 }
+
+const deltaResource = z.looseObject({ module: z.string().optional(), mode: z.string().optional(), type: z.string().min(1), name: z.string().min(1), instances: z.array(z.unknown()) });
+
+/** A state change as the runner API takes it. */
+export const stateDeltaSchema = z.object({
+  serial: z.number().int().min(0),
+  lineage: z.string().min(1),
+  resources: z.array(z.object({ key: z.string().min(1), entry: deltaResource.nullable() }).refine((r) => !r.entry || resourceKey(r.entry) === r.key, "a resource entry's key must be its module, mode, type and name")),
+  fields: z.record(z.string(), z.unknown()).optional(),
+  order: z.array(z.string()).optional(),
+});
+
+/** The steps whose state is saved as changes (the builtin engine's apply and destroy). */
+export const JOURNAL_STEPS = ["apply", "destroy"] as const;
+
+/** POST …/state/journal: changes in order, each numbered within the attempt's step (a retried batch is applied once). */
+export const stateJournalBatch = z.object({
+  step: z.enum(JOURNAL_STEPS),
+  lockId: z.string().min(1).max(200),
+  entries: z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000),
+});
+export type StateJournalBatch = z.infer<typeof stateJournalBatch>;
+
+/** POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest. */
+export const stateJournalCommit = z.object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional() });
+export type StateJournalCommitResult = { entries: number; written: boolean; match: boolean; serial?: number; checksum?: string };

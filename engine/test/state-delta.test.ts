@@ -39,7 +39,7 @@ describe("apply's state as resource-level changes", () => {
     // The first change starts the document (its fields), later ones carry one resource entry each.
     expect(changes[0].delta.fields).toMatchObject({ version: 4 });
     expect(changes.every((c) => !("resources" in (c.delta.fields ?? {})))).toBe(true);
-    expect(changes.map((c) => c.delta.resources.map((x) => x.key.split("\u0000")[2]))).toEqual([["random_id.a"], ["random_id.a"], ["random_id.a"], ["random_password.secret"], []]);
+    expect(changes.map((c) => c.delta.resources.map((x) => x.key))).toEqual([["random_id.a"], ["random_id.a"], ["random_id.a"], ["random_password.secret"], []]);
     // The last save only sets the outputs.
     expect(Object.keys(changes.at(-1)!.delta.fields ?? {})).toEqual(["outputs"]);
     expect(changes.map((c) => c.delta.serial)).toEqual([1, 2, 3, 4, 5]);
