@@ -126,7 +126,11 @@ export const stateJournalBatch = z.object({
   lockId: z.string().min(1).max(200),
   entries: z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000),
 });
-export type StateJournalBatch = z.infer<typeof stateJournalBatch>;
+export interface StateJournalBatch {
+  step: (typeof JOURNAL_STEPS)[number];
+  lockId: string;
+  entries: { seq: number; baseSerial: number; delta: StateDelta }[];
+}
 
 /** POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest. */
 export const stateJournalCommit = z.object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional() });
