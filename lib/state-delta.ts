@@ -135,3 +135,9 @@ export interface StateJournalBatch {
 /** POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest. */
 export const stateJournalCommit = z.object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional() });
 export type StateJournalCommitResult = { entries: number; written: boolean; match: boolean; serial?: number; checksum?: string };
+
+/** The log line a step's compacted state changes leave in the job's events (the benchmark reads it back with JOURNAL_LINE). */
+export function journalLine(changes: number, requests: number, serial: number | undefined): string {
+  return `State saved as ${changes} resource change(s) sent in ${requests} request(s), compacted by the console into one state write${serial === undefined ? "" : ` (serial ${serial})`}.`;
+}
+export const JOURNAL_LINE = /^State saved as (\d+) resource change\(s\) sent in (\d+) request\(s\)/;

@@ -4,7 +4,7 @@ import os from "node:os";
 import { ENGINE_VERSION, StateLockedError, type LockInfo, type StateBackend, type StateV4 } from "../engine/index";
 import { EngineError } from "../engine/index";
 import type { JobClient } from "./client";
-import { stateDigest, type StateJournalBatch } from "../lib/state-delta";
+import { journalLine, stateDigest, type StateJournalBatch } from "../lib/state-delta";
 import { StateJournalUploader } from "./state-journal";
 
 export class RemoteStateBackend implements StateBackend {
@@ -73,6 +73,7 @@ export class RemoteStateBackend implements StateBackend {
       return this.put(final);
     }
     const res = await this.job.commitStateJournal({ step, ...(final ? { checksum: stateDigest(final).checksum } : {}) });
+    if (res.written) log(journalLine(journal.changes, journal.batches, res.serial));
     if (final && !res.match) {
       log(`The console's state compacted from ${res.entries} change(s) does not match the engine's (checksum ${res.checksum ?? "none"}, engine ${stateDigest(final).checksum}); writing the whole state instead.`);
       await this.put(final);

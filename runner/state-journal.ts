@@ -23,6 +23,11 @@ export class StateJournalUploader {
   /** Requests sent that the console kept. */
   batches = 0;
 
+  /** Changes queued so far. */
+  get changes(): number {
+    return this.seq;
+  }
+
   constructor(private readonly opts: StateJournalOptions) {}
 
   /** Queues a change; it goes out as soon as the uploader is idle. */
