@@ -38,12 +38,19 @@ export class StateJournalUploader {
 
   /** Sends everything queued; rejects (keeping it queued) when the console cannot be reached. */
   async flush(): Promise<void> {
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = undefined;
     while (this.sending || this.pending.length) {
       if (this.sending) await this.sending.catch(() => undefined);
-      else await this.sendOne();
+      else {
+        this.clearRetry();
+        await this.sendOne();
+      }
     }
+    this.clearRetry();
+  }
+
+  private clearRetry(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
   }
 
   private async background(): Promise<void> {
@@ -54,6 +61,7 @@ export class StateJournalUploader {
         this.retry = undefined;
         void this.background();
       }, this.opts.retryMs ?? 500);
+      this.retry.unref?.();
     }
   }
 
