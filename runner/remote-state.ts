@@ -46,12 +46,8 @@ export class RemoteStateBackend implements StateBackend {
 
   async put(state: StateV4): Promise<void> {
     if (!this.heldLockId) throw new EngineError("Error writing state: the runner does not hold the state lock; nothing was written.");
-    this.puts++;
     await this.job.putState(state, this.heldLockId);
   }
-
-  /** Whole-state writes this backend made (the benchmark prints them beside journal batches). */
-  puts = 0;
 
   /** An uploader of the step's state changes, sent under the lock held now. */
   journal(step: StateJournalBatch["step"]): StateJournalUploader {
