@@ -161,9 +161,20 @@ export interface PlanRequest {
   protectDeletes?: boolean;
 }
 
+/** One save of apply's state as a change: applied onto the state of serial `baseSerial`, it gives the saved state. */
+export interface StateChange {
+  baseSerial: number;
+  delta: import("../lib/state-delta").StateDelta;
+}
+
 export interface ApplyOptions extends Omit<EngineOptions, "moduleDir" | "variables"> {
   /** Saved after each resource completes, and once more at the end. */
   persistState?: (state: StateV4) => Promise<void>;
+  /**
+   * Instead of persistState: each save as the change from the one before (the first from `state`, what
+   * the backend holds), resource by resource. Called in order; the result's state is what they add up to.
+   */
+  persistDelta?: (change: StateChange) => void | Promise<void>;
   /** Aborting stops new resources from starting; in-flight ones finish and state is persisted. */
   signal?: AbortSignal;
 }

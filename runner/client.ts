@@ -1,5 +1,6 @@
 // A small typed client for the runner API (lib/runner-protocol.ts). Retries network errors and
 // 5xx with backoff; a 4xx is the server's answer and is never retried.
+import type { StateJournalBatch, StateJournalCommitResult } from "../lib/state-delta";
 import { digestClaimed, digestHeader, sha256Of } from "../lib/artifacts";
 import {
   RUNNER_API,
@@ -261,6 +262,16 @@ export class JobClient {
 
   async putState(state: StateV4, lockId: string): Promise<void> {
     await this.transport.request(`${this.base}/state?${new URLSearchParams({ lockId })}`, { method: "PUT", body: state });
+  }
+
+  /** A batch of apply's state changes, kept by the console until the step commits them. */
+  uploadStateJournal(batch: StateJournalBatch): Promise<{ acceptedThrough: number }> {
+    return this.transport.json(`${this.base}/state/journal`, { method: "POST", body: batch });
+  }
+
+  /** Compacts the step's changes into one state write; `match: false` means the whole state must be sent. */
+  commitStateJournal(body: { step: StateJournalBatch["step"]; checksum?: string }): Promise<StateJournalCommitResult> {
+    return this.transport.json(`${this.base}/state/journal/commit`, { method: "POST", body });
   }
 
   /** The job's connection as environment variables, for the engine process only. */

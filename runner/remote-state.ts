@@ -4,6 +4,8 @@ import os from "node:os";
 import { ENGINE_VERSION, StateLockedError, type LockInfo, type StateBackend, type StateV4 } from "../engine/index";
 import { EngineError } from "../engine/index";
 import type { JobClient } from "./client";
+import { journalLine, stateDigest, type StateJournalBatch } from "../lib/state-delta";
+import { StateJournalUploader } from "./state-journal";
 
 export class RemoteStateBackend implements StateBackend {
   private heldLockId: string | undefined;
@@ -45,6 +47,33 @@ export class RemoteStateBackend implements StateBackend {
   async put(state: StateV4): Promise<void> {
     if (!this.heldLockId) throw new EngineError("Error writing state: the runner does not hold the state lock; nothing was written.");
     await this.job.putState(state, this.heldLockId);
+  }
+
+  /** An uploader of the step's state changes, sent under the lock held now. */
+  journal(step: StateJournalBatch["step"]): StateJournalUploader {
+    if (!this.heldLockId) throw new EngineError("Error writing state: the runner does not hold the state lock; nothing was written.");
+    return new StateJournalUploader({ step, lockId: this.heldLockId, send: (batch) => this.job.uploadStateJournal(batch) });
+  }
+
+  /**
+   * Ends a step's changes: flushes them, and has the console compact them into one state write checked
+   * against `final` (the engine's state). When the console's result differs, or the changes could not be
+   * sent, the whole state is written instead.
+   */
+  async commitJournal(step: StateJournalBatch["step"], journal: StateJournalUploader, final: StateV4 | null, log: (line: string) => void): Promise<void> {
+    try {
+      await journal.flush();
+    } catch (err) {
+      if (!final) throw err;
+      log(`The state changes could not be sent (${err instanceof Error ? err.message : String(err)}); writing the whole state instead.`);
+      return this.put(final);
+    }
+    const res = await this.job.commitStateJournal({ step, ...(final ? { checksum: stateDigest(final).checksum } : {}) });
+    if (res.written) log(journalLine(journal.changes, journal.batches, res.serial));
+    if (final && !res.match) {
+      log(`The console's state compacted from ${res.entries} change(s) does not match the engine's (checksum ${res.checksum ?? "none"}, engine ${stateDigest(final).checksum}); writing the whole state instead.`);
+      await this.put(final);
+    }
   }
 }
 

@@ -191,6 +191,34 @@ export const stateObjects = pgTable("state_objects", {
 });
 
 /**
+ * A job's state changes at resource level (lib/state-delta.ts), kept as they complete until they are
+ * compacted into one full state write (server/services/state/state-journal.ts). Per attempt, step and
+ * seq, so a retried upload applies once; the change itself is sealed with the server key (it carries
+ * the state's values), `addresses` only names the resources it touches.
+ */
+export const stateJournal = pgTable(
+  "state_journal",
+  {
+    attemptId: text("attempt_id").notNull(),
+    step: text("step").notNull(),
+    seq: integer("seq").notNull(),
+    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
+    /** The state lock the runner held when it sent the change (a compaction writes under it). */
+    lockId: text("lock_id").notNull(),
+    lineage: text("lineage").notNull(),
+    /** The serial the change applies onto, and the serial it makes. */
+    baseSerial: integer("base_serial").notNull(),
+    serial: integer("serial").notNull(),
+    addresses: text("addresses").array().notNull(),
+    change: text("change").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.attemptId, t.step, t.seq] }), index("state_journal_job_idx").on(t.jobId), index("state_journal_component_idx").on(t.componentId)],
+);
+
+/**
  * Every content a component's Planton-managed state has had, newest last: appended in the write's
  * transaction; a write of the same checksum adds none. A rollback appends the old content at a new serial.
  */

@@ -5,6 +5,7 @@ import { cloneState, findInstance, listInstances, sameContent, setInstance } fro
 import { configAddressOf } from "../state/address";
 import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
+import { diffStates } from "../../lib/state-delta";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
 import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
 import { evaluateResourceConfig, instanceScope } from "./expand";
@@ -60,6 +61,9 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   const done: ChangeSummary = { add: 0, change: 0, import: 0, remove: 0, forget: 0 };
 
   let bumped = false;
+  // What the backend holds, which the next delta is made from: the state the apply started on (the plan's
+  // prior state may differ from it by what the plan's refresh found).
+  let stored: StateV4 | null = opts.state ? cloneState(opts.state) : null;
   // Serialised, so snapshots reach storage in order; serial moves only when content changed.
   const persist = (): Promise<void> => {
     persistChain = persistChain.then(async () => {
@@ -68,7 +72,12 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
       snapshot.serial = lastPersisted.serial + (changed ? 1 : 0);
       bumped ||= changed;
       lastPersisted = snapshot;
-      await opts.persistState?.(cloneState(snapshot));
+      if (opts.persistDelta) {
+        const from = stored ?? { serial: 0, lineage: snapshot.lineage, resources: [] };
+        const delta = diffStates(from, snapshot);
+        if (!stored || delta.serial !== from.serial || delta.resources.length || delta.fields || delta.order) await opts.persistDelta({ baseSerial: from.serial, delta });
+        stored = snapshot;
+      } else await opts.persistState?.(cloneState(snapshot));
     });
     return persistChain;
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { StateInstance, StateResource, StateV4 } from "../types";
+import { sortResources } from "../../lib/state-delta";
 import { canonicalJson } from "../values";
 import { ENGINE_VERSION } from "../version";
 import { formatAddress, formatModule, parseAddress, parseModuleAddress, type InstanceKey } from "./address";
@@ -51,8 +52,7 @@ export function setInstance(s: StateV4, addr: string, provider: string, instance
     if (!instance) return;
     res = { ...(module ? { module } : {}), mode, type, name, provider, instances: [] };
     s.resources.push(res);
-    const order = (r: StateResource) => `${r.module ?? ""}\u0000${r.mode === "data" ? 0 : 1}\u0000${r.type}.${r.name}`;
-    s.resources.sort((a, b) => order(a).localeCompare(order(b)));
+    sortResources(s.resources);
   }
   const i = res.instances.findIndex((x) => x.index_key === index);
   if (instance) {

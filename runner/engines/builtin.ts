@@ -15,6 +15,7 @@ import {
   type ProviderConfig,
   type SavedPlan,
   type StateBackend,
+  type StateV4,
   type UiMessage,
   type Value,
 } from "../../engine/index";
@@ -29,7 +30,7 @@ import { reportOutputs } from "./outputs";
  * The component's state, through the runner API whatever its backend: the server resolved the backend
  * and opens it with the connection's credentials, so they never reach this runner.
  */
-export function stateBackendFor(ctx: StepContext): StateBackend {
+export function stateBackendFor(ctx: StepContext): RemoteStateBackend {
   return new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
 }
 
@@ -159,7 +160,17 @@ export class BuiltinAdapter implements EngineAdapter {
       const result = await withStateLock(backend, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         const state = await backend.get();
         const planned = saved ?? (await plan({ ...this.base(ctx), state, emit }, this.planRequest(ctx, destroy))).plan;
-        return apply({ state, providerConfig: providerConfig(ctx), parallelism: ctx.input.parallelism, emit, tracer: ctx.tracer, persistState: (s) => backend.put(s), signal: ctx.signal }, planned);
+        // Each resource's state change goes out as it completes; the step's end compacts them into one state write.
+        const step = destroy ? "destroy" : "apply";
+        const journal = backend.journal(step);
+        let final: StateV4 | null = null;
+        try {
+          const r = await apply({ state, providerConfig: providerConfig(ctx), parallelism: ctx.input.parallelism, emit, tracer: ctx.tracer, persistDelta: (c) => journal.add(c), signal: ctx.signal }, planned);
+          final = r.state;
+          return r;
+        } finally {
+          await backend.commitJournal(step, journal, final, (line) => ctx.emit({ type: "log", payload: { line } }));
+        }
       });
       if (!destroy) await reportOutputs(ctx, result.outputs);
       if (result.status === "errored") return { ok: false, reason: result.diagnostics.map((d) => d.summary).join("; ") || "apply errored" };

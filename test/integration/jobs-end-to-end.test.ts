@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import { eq } from "drizzle-orm";
-import { flowControlPolicies, infraJobs, jobOperations, progressEvents, runnerAttempts, stateObjects } from "../../db/schema";
+import { flowControlPolicies, infraJobs, jobOperations, progressEvents, runnerAttempts, stateObjects, stateVersions } from "../../db/schema";
+import { journaledAddresses } from "../../server/services/state/state-journal";
 import { newId } from "../../lib/ids";
 import type { ProgressEvent } from "../../lib/runner-protocol";
 import { environmentByName } from "../../server/services/organizations/lookup";
@@ -248,7 +249,7 @@ describe("Infra Jobs, end to end", () => {
     }
   });
 
-  it("a runner killed mid-apply is declared lost, its lock released, and the next job on the component succeeds on the intact state", async () => {
+  it("a runner killed mid-apply is declared lost, loses nothing it finished (its state changes are compacted), its lock released, and the next job on the component succeeds on the intact state", async () => {
     for (const r of runners.splice(0)) r.kill("SIGKILL");
     await t.db.delete(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     fs.rmSync(file("slow"), { recursive: true, force: true });
@@ -256,11 +257,11 @@ describe("Infra Jobs, end to end", () => {
     stack.gates.hold("one");
     const job = await run("slow", "update");
     await stack.gates.held("one");
-    // The first file is written and its state saved; kill the runner while the gate holds the apply.
-    await vi.waitFor(async () => {
-      const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
-      expect((st?.state as { resources?: { name: string }[] } | null)?.resources?.map((r) => r.name)).toContain("first");
-    }, { timeout: 60_000, interval: 100 });
+    // The first file is written and its state change kept by the console (not yet a state write: the
+    // apply's changes are compacted when it ends); kill the runner while the gate holds the apply.
+    await vi.waitFor(async () => expect(await journaledAddresses(t.db, job.id)).toEqual(["local_file.first"]), { timeout: 60_000, interval: 100 });
+    const [held] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
+    expect((held?.state as { resources?: { name: string }[] } | null)?.resources ?? []).toEqual([]);
     victim.kill("SIGKILL");
 
     const lost = await finished(job.id);
@@ -270,6 +271,9 @@ describe("Infra Jobs, end to end", () => {
     const [st] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, ids.slow));
     expect(st.lockInfo).toBeNull();
     expect((st.state as { resources: { name: string }[] }).resources.map((r) => r.name)).toEqual(["first"]);
+    expect(await journaledAddresses(t.db, job.id)).toEqual([]);
+    // One version for what the lost apply finished, not one per resource.
+    expect(await t.db.select({ id: stateVersions.id }).from(stateVersions).where(eq(stateVersions.jobId, job.id))).toHaveLength(1);
 
     await startRunner("runner-d");
     stack.gates.release("one");

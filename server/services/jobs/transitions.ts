@@ -7,6 +7,7 @@ import type { StepName } from "@/lib/runner-protocol";
 import { appendEvents } from "./events";
 import { REASONS } from "@/lib/job-reasons";
 import { onComponentJobCompleted } from "../components/job-outcome";
+import { compactStateJournal } from "../state/state-journal";
 import { afterStep, jobTransition, stepTransition, type AfterStep, type JobEvent, type Phase, type StepEvent } from "./lifecycle";
 
 export type JobRow = typeof infraJobs.$inferSelect;
@@ -70,8 +71,17 @@ export async function endRemainingSteps(tx: Queryable, jobId: string, how: "skip
   for (const s of await stepsOf(tx, jobId)) if (s.status === "queued") await moveStep(tx, s, how, { reason });
 }
 
-/** A completed job holds no state lock: whatever it left is released. */
+/**
+ * A completed job holds no state lock: whatever it left is released — after the state changes it had
+ * sent (a runner lost mid-apply) are compacted into its state, so nothing it finished is lost.
+ */
 export async function releaseStateLocks(tx: Queryable, jobId: string): Promise<void> {
+  try {
+    await compactStateJournal(tx, jobId);
+  } catch (err) {
+    // Kept for the next compaction: another kind's store may be unreachable right now.
+    console.log(`[state] job ${jobId}: its state changes could not be compacted before its lock was released: ${err instanceof Error ? err.message : String(err)}`);
+  }
   await tx.update(stateObjects).set({ lockInfo: null, lockedByJob: null, updatedAt: new Date() }).where(eq(stateObjects.lockedByJob, jobId));
 }
 

@@ -15,6 +15,7 @@ import { conflict, PlantonError } from "../../errors";
 import { accessErrorSentence } from "../state-backends/access-test";
 import { withBackend, type BackendRow } from "../state-backends/open-store";
 import { stateKeyOf } from "../state-backends/served";
+import { dropStateJournal } from "../state/state-journal";
 import { appendStateVersion, stateChecksum } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
 
@@ -203,11 +204,13 @@ export async function putState(db: Database, access: JobAccess, lockId: string |
       // The version history keeps every content, appended with the write (nothing when the bytes are the same).
       await appendStateVersion(tx, row, { state, serial: doc.serial!, lineage: doc.lineage!, checksum, jobId: access.jobId, attemptId: access.attemptId });
       await tx.update(stateObjects).set({ state, lineage: doc.lineage, serial: doc.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+      await dropStateJournal(tx, access.jobId);
       return { ok: true, serial: doc.serial, checksum };
     },
     async (backend, key) => {
       if (!lockId) throw conflict("Nothing was written: the write names no lock ID. Take the lock (POST …/state/lock) first.");
       const stored = await backend.write(key, new Uint8Array(Buffer.from(JSON.stringify(state))), lockId);
+      await dropStateJournal(db, access.jobId);
       return { ok: true, serial: stored.serial, checksum: stored.checksum };
     },
   );

@@ -1,0 +1,143 @@
+// A state change at resource level (issue 15): what the builtin engine sends as each resource
+// completes, instead of the whole document, and what the console replays onto the stored state to
+// compact a journal into one full version. One rule for the engine (which makes and checks deltas),
+// the runner (which sends them) and the server (which applies them), so both sides build the same bytes.
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { canonicalJson } from "./canonical-json";
+
+/** A v4 state as far as deltas need it: resources are entries keyed by module, mode, type and name. */
+export interface DeltaState {
+  serial: number;
+  lineage: string;
+  resources: DeltaResource[];
+}
+
+export interface DeltaResource {
+  module?: string;
+  mode?: string;
+  type: string;
+  name: string;
+  instances: unknown[];
+}
+
+/**
+ * From one state to the next: every resource entry that changed (its whole entry with all its instances,
+ * or null when it is gone), the top-level fields that changed (serial always), and, only when applying
+ * the entries would not give the engine's order of resources, that order.
+ */
+export interface StateDelta {
+  serial: number;
+  lineage: string;
+  resources: { key: string; entry: DeltaResource | null }[];
+  fields?: Record<string, unknown>;
+  order?: string[];
+}
+
+/** The one key of a resource entry in a state: its address, as OpenTofu writes it (`module.site.data.local_file.x`). */
+export function resourceKey(r: Pick<DeltaResource, "module" | "mode" | "type" | "name">): string {
+  return `${r.module ? `${r.module}.` : ""}${r.mode === "data" ? "data." : ""}${r.type}.${r.name}`;
+}
+
+/** The order resources are kept in, as OpenTofu writes them (root module first, data before managed, by name). */
+export function resourceOrder(r: Pick<DeltaResource, "module" | "mode" | "type" | "name">): string {
+  return `${r.module ?? ""}\u0000${r.mode === "data" ? 0 : 1}\u0000${r.type}.${r.name}`;
+}
+
+export function sortResources<T extends Pick<DeltaResource, "module" | "mode" | "type" | "name">>(resources: T[]): void {
+  resources.sort((a, b) => resourceOrder(a).localeCompare(resourceOrder(b)));
+}
+
+/** The one checksum of a state's content: SHA-256 of its canonical JSON (so jsonb's key order never changes it). */
+export function stateDigest(state: unknown): { checksum: string; size: number } {
+  const bytes = canonicalJson(state);
+  return { checksum: createHash("sha256").update(bytes).digest("hex"), size: Buffer.byteLength(bytes) };
+}
+
+/** `delta` applied to `base` (not changed): entries replaced in place, removed, or added in the kept order. */
+export function applyStateDelta<S extends DeltaState>(base: S, delta: StateDelta): S {
+  if (base.lineage !== delta.lineage) {
+    throw new Error(`The state change is for lineage ${delta.lineage}, but the state has lineage ${base.lineage}; it was not applied.`);
+  }
+  const next = { ...base, ...(delta.fields ?? {}), serial: delta.serial, lineage: base.lineage } as S;
+  let resources = [...base.resources];
+  let added = false;
+  for (const { key, entry } of delta.resources) {
+    const i = resources.findIndex((r) => resourceKey(r) === key);
+    if (!entry) {
+      if (i >= 0) resources.splice(i, 1);
+    } else if (i >= 0) resources[i] = entry;
+    else {
+      resources.push(entry);
+      added = true;
+    }
+  }
+  if (delta.order) {
+    const byKey = new Map(resources.map((r) => [resourceKey(r), r]));
+    resources = delta.order.map((k) => byKey.get(k)).filter((r): r is DeltaResource => !!r);
+  } else if (added) sortResources(resources);
+  next.resources = resources;
+  return next;
+}
+
+/** What changed from `from` to `to` (same lineage); `to` is exactly `applyStateDelta(from, delta)`. */
+export function diffStates(from: DeltaState, to: DeltaState): StateDelta {
+  const before = new Map(from.resources.map((r) => [resourceKey(r), canonicalJson(r)]));
+  const after = new Set<string>();
+  const resources: StateDelta["resources"] = [];
+  for (const r of to.resources) {
+    const key = resourceKey(r);
+    after.add(key);
+    if (before.get(key) !== canonicalJson(r)) resources.push({ key, entry: r });
+  }
+  for (const key of before.keys()) if (!after.has(key)) resources.push({ key, entry: null });
+  const fields: Record<string, unknown> = {};
+  const a = from as unknown as Record<string, unknown>;
+  const b = to as unknown as Record<string, unknown>;
+  for (const f of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (f === "resources" || f === "serial" || f === "lineage") continue;
+    // A field the next state lacks is left as it was (a v4 state never drops one); null is a value.
+    if (f in b && (!(f in a) || canonicalJson(a[f]) !== canonicalJson(b[f]))) fields[f] = b[f];
+  }
+  const delta: StateDelta = { serial: to.serial, lineage: to.lineage, resources, ...(Object.keys(fields).length ? { fields } : {}) };
+  const rebuilt = applyStateDelta(from, delta).resources.map(resourceKey);
+  const wanted = to.resources.map(resourceKey);
+  if (rebuilt.join("\u0001") !== wanted.join("\u0001")) delta.order = wanted;
+  return delta;
+}
+
+const deltaResource = z.looseObject({ module: z.string().optional(), mode: z.string().optional(), type: z.string().min(1), name: z.string().min(1), instances: z.array(z.unknown()) });
+
+/** A state change as the runner API takes it. */
+export const stateDeltaSchema = z.object({
+  serial: z.number().int().min(0),
+  lineage: z.string().min(1),
+  resources: z.array(z.object({ key: z.string().min(1), entry: deltaResource.nullable() }).refine((r) => !r.entry || resourceKey(r.entry) === r.key, "a resource entry's key must be its module, mode, type and name")),
+  fields: z.record(z.string(), z.unknown()).optional(),
+  order: z.array(z.string()).optional(),
+});
+
+/** The steps whose state is saved as changes (the builtin engine's apply and destroy). */
+export const JOURNAL_STEPS = ["apply", "destroy"] as const;
+
+/** POST …/state/journal: changes in order, each numbered within the attempt's step (a retried batch is applied once). */
+export const stateJournalBatch = z.object({
+  step: z.enum(JOURNAL_STEPS),
+  lockId: z.string().min(1).max(200),
+  entries: z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000),
+});
+export interface StateJournalBatch {
+  step: (typeof JOURNAL_STEPS)[number];
+  lockId: string;
+  entries: { seq: number; baseSerial: number; delta: StateDelta }[];
+}
+
+/** POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest. */
+export const stateJournalCommit = z.object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional() });
+export type StateJournalCommitResult = { entries: number; written: boolean; match: boolean; serial?: number; checksum?: string };
+
+/** The log line a step's compacted state changes leave in the job's events (the benchmark reads it back with JOURNAL_LINE). */
+export function journalLine(changes: number, requests: number, serial: number | undefined): string {
+  return `State saved as ${changes} resource change(s) sent in ${requests} request(s), compacted by the console into one state write${serial === undefined ? "" : ` (serial ${serial})`}.`;
+}
+export const JOURNAL_LINE = /^State saved as (\d+) resource change\(s\) sent in (\d+) request\(s\)/;

@@ -1,0 +1,56 @@
+// apply's state changes leave as soon as the uploader is idle; what arrives during an upload goes in
+// the next one; a batch the console did not take is sent again with the same seq numbers.
+import { describe, expect, it } from "vitest";
+import type { StateChange } from "../engine/index";
+import type { StateJournalBatch } from "../lib/state-delta";
+import { StateJournalUploader } from "./state-journal";
+
+const change = (serial: number): StateChange => ({ baseSerial: serial - 1, delta: { serial, lineage: "l", resources: [{ key: `random_id.r${serial}`, entry: null }] } });
+
+/** A send that records each batch and answers (or fails) only when the test says so. */
+function heldSend() {
+  const batches: number[][] = [];
+  const answers: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  let arrived: (() => void) | undefined;
+  const send = (b: StateJournalBatch) => {
+    batches.push(b.entries.map((e) => e.seq));
+    arrived?.();
+    return new Promise<void>((resolve, reject) => answers.push({ resolve, reject }));
+  };
+  const sent = (n: number) => new Promise<void>((resolve) => (batches.length >= n ? resolve() : (arrived = () => batches.length >= n && resolve())));
+  return { batches, send, sent, answers };
+}
+
+describe("state journal uploader", () => {
+  it("sends the first change at once and coalesces the ones that arrive during an upload", async () => {
+    const s = heldSend();
+    const up = new StateJournalUploader({ step: "apply", lockId: "L", send: s.send });
+    up.add(change(1));
+    await s.sent(1);
+    up.add(change(2));
+    up.add(change(3));
+    expect(s.batches).toEqual([[1]]);
+    s.answers[0].resolve();
+    await s.sent(2);
+    expect(s.batches).toEqual([[1], [2, 3]]);
+    s.answers[1].resolve();
+    await up.flush();
+    expect({ batches: up.batches, changes: up.changes }).toEqual({ batches: 2, changes: 3 });
+  });
+
+  it("a batch the console did not take goes again with the same seqs, and flush waits for it", async () => {
+    const s = heldSend();
+    const up = new StateJournalUploader({ step: "apply", lockId: "L", send: s.send, retryMs: 60_000 });
+    up.add(change(1));
+    await s.sent(1);
+    up.add(change(2));
+    s.answers[0].reject(new Error("connection reset"));
+    // flush sends at once (no waiting for the retry timer), the failed change first.
+    const flushed = up.flush();
+    await s.sent(2);
+    expect(s.batches).toEqual([[1], [1, 2]]);
+    s.answers[1].resolve();
+    await flushed;
+    expect(up.batches).toBe(1);
+  });
+});

@@ -1,0 +1,174 @@
+// A job's state journal (issue 15): the builtin engine's apply sends each resource's change as it
+// completes (lib/state-delta.ts), kept here durably, and compacted into one full state write — one
+// state version — when the step ends, or when the job ends any other way (failed, cancelled, runner
+// lost: releaseStateLocks compacts before it lets go). Every backend kind: Planton-managed state is
+// written in the transaction; another kind is written through its store under the lock the runner held.
+import { asc, eq } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
+import { environments, infraComponents, infraJobs, stateBackends, stateJournal, stateObjects } from "@/db/schema";
+import { PLANTON_MANAGED_KIND } from "@/lib/state-backend-kinds";
+import { applyStateDelta, stateDigest, type DeltaState, type StateDelta, type StateJournalBatch, type StateJournalCommitResult } from "@/lib/state-delta";
+import { writeRefusal } from "@/state-backends/rules";
+import { decryptSecret, encryptSecret } from "../../crypto";
+import { conflict } from "../../errors";
+import { withBackend } from "../state-backends/open-store";
+import { stateKeyOf } from "../state-backends/served";
+import { lockLiveJob, type JobAccess } from "../runners/job-access";
+import { appendStateVersion } from "./state-versions";
+
+type Log = (line: string) => void;
+const defaultLog: Log = (line) => console.log(`[state] ${line}`);
+
+/**
+ * Keeps a batch of changes from the job's running attempt. A change already kept (a retried upload) is
+ * not kept twice. Planton-managed state must be locked by this job under `lockId`; another kind's lock is
+ * checked by the write that compacts them (a remote round trip per batch is what this journal saves).
+ */
+export async function appendStateJournal(db: Database, access: JobAccess, batch: StateJournalBatch): Promise<{ acceptedThrough: number }> {
+  return db.transaction(async (tx) => {
+    const job = await lockLiveJob(tx, access);
+    const [backend] = job.backendId ? await tx.select({ kind: stateBackends.kind }).from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
+    if (backend?.kind === PLANTON_MANAGED_KIND) {
+      const [row] = await tx.select({ lockInfo: stateObjects.lockInfo, lockedByJob: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, job.componentId));
+      if (!row?.lockInfo || row.lockedByJob !== job.id || row.lockInfo.ID !== batch.lockId) {
+        throw conflict(`Nothing was recorded: the state is not locked by this job under lock ID ${batch.lockId}. Take the lock (POST …/state/lock) first.`);
+      }
+    }
+    await tx
+      .insert(stateJournal)
+      .values(
+        batch.entries.map((e) => ({
+          attemptId: access.attemptId,
+          step: batch.step,
+          seq: e.seq,
+          jobId: job.id,
+          orgId: job.orgId,
+          componentId: job.componentId,
+          lockId: batch.lockId,
+          lineage: e.delta.lineage,
+          baseSerial: e.baseSerial,
+          serial: e.delta.serial,
+          addresses: e.delta.resources.map((r) => r.key),
+          // The change carries the state's values, secrets among them: sealed like the organization's secrets.
+          change: encryptSecret(JSON.stringify(e.delta)),
+        })),
+      )
+      .onConflictDoNothing();
+    return { acceptedThrough: Math.max(...batch.entries.map((e) => e.seq)) };
+  });
+}
+
+/** The end of a step's changes (POST …/state/journal/commit): compacted and checked against the engine's final checksum. */
+export async function commitStateJournal(db: Database, access: JobAccess, body: { checksum?: string }): Promise<StateJournalCommitResult> {
+  return db.transaction(async (tx) => {
+    await lockLiveJob(tx, access);
+    return compactStateJournal(tx, access.jobId, { checksum: body.checksum });
+  });
+}
+
+/** A whole state written by the job replaces the changes it had sent. */
+export async function dropStateJournal(db: Queryable, jobId: string): Promise<void> {
+  await db.delete(stateJournal).where(eq(stateJournal.jobId, jobId));
+}
+
+/** Whether the job has changes not yet compacted. */
+export async function hasStateJournal(db: Queryable, jobId: string): Promise<boolean> {
+  const [row] = await db.select({ seq: stateJournal.seq }).from(stateJournal).where(eq(stateJournal.jobId, jobId)).limit(1);
+  return !!row;
+}
+
+type JournalRow = typeof stateJournal.$inferSelect;
+
+/** The stored state with the changes replayed in order; a change that does not follow the one before (a gap, another serial or lineage) ends the replay. */
+function replay(base: DeltaState | null, rows: JournalRow[], jobId: string, log: Log): { state: DeltaState | null; used: JournalRow[] } {
+  let state = base;
+  const used: JournalRow[] = [];
+  for (const r of rows) {
+    const prev = used.at(-1);
+    const follows = (!prev || prev.attemptId !== r.attemptId || prev.step !== r.step || r.seq === prev.seq + 1) && r.baseSerial === (state?.serial ?? 0) && (!state || state.lineage === r.lineage);
+    if (!follows) {
+      log(`job ${jobId}: change ${r.attemptId}/${r.step}/${r.seq} applies onto serial ${r.baseSerial} of lineage ${r.lineage}, but the state it would follow is serial ${state?.serial ?? 0}${state ? ` of lineage ${state.lineage}` : " (no state)"}; it and the ${rows.length - used.length - 1} after it were not applied`);
+      break;
+    }
+    const delta = JSON.parse(decryptSecret(r.change)) as StateDelta;
+    state = applyStateDelta(state ?? { serial: 0, lineage: r.lineage, resources: [] }, delta);
+    used.push(r);
+  }
+  return { state, used };
+}
+
+/**
+ * Compacts the job's journal into one full write of its component's state: the stored state with every
+ * change replayed. With `checksum` (the engine's final state), nothing is written unless the result has
+ * that checksum, and the changes stay kept for the runner's whole document (which replaces them) or the
+ * job's end. Runs in the caller's transaction; another kind's store is reached through it too.
+ */
+export async function compactStateJournal(tx: Queryable, jobId: string, opts: { checksum?: string; log?: Log } = {}): Promise<StateJournalCommitResult> {
+  const log = opts.log ?? defaultLog;
+  const rows = await tx.select().from(stateJournal).where(eq(stateJournal.jobId, jobId)).orderBy(asc(stateJournal.attemptId), asc(stateJournal.step), asc(stateJournal.seq));
+  if (!rows.length) return { entries: 0, written: false, match: !opts.checksum };
+  const [job] = await tx.select({ orgId: infraJobs.orgId, componentId: infraJobs.componentId, backendId: infraJobs.backendId }).from(infraJobs).where(eq(infraJobs.id, jobId));
+  const [backend] = job?.backendId ? await tx.select().from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
+  // Every writer of a job's journal holds the job's row lock (uploads, the commit, the job's end), so no change arrives between the read and this.
+  const drop = () => tx.delete(stateJournal).where(eq(stateJournal.jobId, jobId));
+  if (!job || !backend) {
+    log(`job ${jobId}: ${rows.length} state change(s) were dropped: the job has no state backend to write them to`);
+    await drop();
+    return { entries: rows.length, written: false, match: false };
+  }
+  const mismatch = (checksum: string) => {
+    log(`job ${jobId}: the state compacted from ${rows.length} change(s) has checksum ${checksum}, not the engine's ${opts.checksum}; nothing was written from them, and the runner sends its whole state instead`);
+    return { entries: rows.length, written: false, match: false, checksum };
+  };
+
+  if (backend.kind === PLANTON_MANAGED_KIND) {
+    const [row] = await tx.select().from(stateObjects).where(eq(stateObjects.componentId, job.componentId)).for("update");
+    const { state, used } = replay((row?.state as DeltaState | null) ?? null, rows, jobId, log);
+    if (!row || !state || !used.length) {
+      await drop();
+      return { entries: rows.length, written: false, match: false };
+    }
+    const { checksum } = stateDigest(state);
+    if (opts.checksum && checksum !== opts.checksum) return mismatch(checksum);
+    const current = row.lineage != null && row.serial != null && row.checksum ? { lineage: row.lineage, serial: row.serial, checksum: row.checksum } : null;
+    const refusal = writeRefusal("this component's state", current, { lineage: state.lineage, serial: state.serial, checksum });
+    if (refusal) {
+      log(`job ${jobId}: ${used.length} state change(s) were not compacted: ${refusal}`);
+      await drop();
+      return { entries: rows.length, written: false, match: false, checksum };
+    }
+    const last = used.at(-1)!;
+    await appendStateVersion(tx, row, { state, serial: state.serial, lineage: state.lineage, checksum, jobId, attemptId: last.attemptId });
+    await tx.update(stateObjects).set({ state, lineage: state.lineage, serial: state.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+    await drop();
+    return { entries: rows.length, written: true, match: used.length === rows.length, serial: state.serial, checksum };
+  }
+
+  const [c] = await tx
+    .select({ id: infraComponents.id, name: infraComponents.name, stateKey: infraComponents.stateKey, environment: environments.name })
+    .from(infraComponents)
+    .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+    .where(eq(infraComponents.id, job.componentId));
+  const key = stateKeyOf(job.orgId, c, backend);
+  return withBackend(tx, backend, async (store) => {
+    const stored = await store.read(key);
+    const base = stored ? (JSON.parse(Buffer.from(stored.bytes).toString("utf8")) as DeltaState) : null;
+    const { state, used } = replay(base, rows, jobId, log);
+    if (!state || !used.length) {
+      await drop();
+      return { entries: rows.length, written: false, match: false };
+    }
+    const { checksum } = stateDigest(state);
+    if (opts.checksum && checksum !== opts.checksum) return mismatch(checksum);
+    // Written under the lock the runner held when it sent the changes (its store checks it is still held).
+    await store.write(key, new Uint8Array(Buffer.from(JSON.stringify(state))), used.at(-1)!.lockId);
+    await drop();
+    return { entries: rows.length, written: true, match: used.length === rows.length, serial: state.serial, checksum };
+  });
+}
+
+/** The addresses a job's journal holds changes for, oldest first (what a runner killed mid-apply had sent). */
+export async function journaledAddresses(db: Queryable, jobId: string): Promise<string[]> {
+  const rows = await db.select({ addresses: stateJournal.addresses }).from(stateJournal).where(eq(stateJournal.jobId, jobId)).orderBy(asc(stateJournal.attemptId), asc(stateJournal.step), asc(stateJournal.seq));
+  return [...new Set(rows.flatMap((r) => r.addresses))];
+}
