@@ -80,15 +80,21 @@ export function applyStateDelta<S extends DeltaState>(base: S, delta: StateDelta
   return next;
 }
 
-/** What changed from `from` to `to` (same lineage); `to` is exactly `applyStateDelta(from, delta)`. */
-export function diffStates(from: DeltaState, to: DeltaState): StateDelta {
-  const before = new Map(from.resources.map((r) => [resourceKey(r), canonicalJson(r)]));
+/**
+ * What changed from `from` to `to` (same lineage); `to` is exactly `applyStateDelta(from, delta)`.
+ * `touched`, when the caller knows it, names the only resource entries that may have changed in place:
+ * the others present on both sides are taken as equal without encoding them (entries added or removed are
+ * always found), so a walk that saves after each resource does not re-encode the whole state each time.
+ */
+export function diffStates(from: DeltaState, to: DeltaState, touched?: ReadonlySet<string>): StateDelta {
+  const before = new Map(from.resources.map((r) => [resourceKey(r), r]));
   const after = new Set<string>();
   const resources: StateDelta["resources"] = [];
   for (const r of to.resources) {
     const key = resourceKey(r);
     after.add(key);
-    if (before.get(key) !== canonicalJson(r)) resources.push({ key, entry: r });
+    const old = before.get(key);
+    if (!old || ((!touched || touched.has(key)) && canonicalJson(old) !== canonicalJson(r))) resources.push({ key, entry: r });
   }
   for (const key of before.keys()) if (!after.has(key)) resources.push({ key, entry: null });
   const fields: Record<string, unknown> = {};

@@ -1,11 +1,11 @@
 import { parseModule } from "../config/module";
 import { EngineError, StalePlanError } from "../errors";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, findInstance, listInstances, sameContent, setInstance } from "../state/state";
+import { cloneState, findInstance, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
 import { configAddressOf } from "../state/address";
 import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
-import { diffStates } from "../../lib/state-delta";
+import { diffStates, resourceKey } from "../../lib/state-delta";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
 import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
 import { evaluateResourceConfig, instanceScope } from "./expand";
@@ -65,19 +65,35 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   // prior state may differ from it by what the plan's refresh found).
   let stored: StateV4 | null = opts.state ? cloneState(opts.state) : null;
   // Serialised, so snapshots reach storage in order; serial moves only when content changed.
+  // Resource entries changed since the last save (by the walk); null: anything may have (a full comparison).
+  let touched: Set<string> | null = null;
+  const touch = (addr: string) => {
+    const { type, name, module, mode } = parseInstanceAddress(addr);
+    touched?.add(resourceKey({ module: module || undefined, mode, type, name }));
+  };
   const persist = (): Promise<void> => {
     persistChain = persistChain.then(async () => {
+      // Taken with the snapshot, in one turn: an entry a walker is changing was touched before its first write.
+      const only = touched;
+      touched = new Set();
       const snapshot = cloneState(working);
+      if (opts.persistDelta) {
+        // The change itself says whether anything changed: the whole state is not encoded twice per resource.
+        const from = stored ?? { serial: 0, lineage: snapshot.lineage, resources: [] };
+        const delta = diffStates(from, snapshot, stored === lastPersisted && only ? only : undefined);
+        const changed = delta.resources.length > 0 || !!delta.fields || !!delta.order || (!opts.state && !bumped);
+        snapshot.serial = delta.serial = lastPersisted.serial + (changed ? 1 : 0);
+        bumped ||= changed;
+        lastPersisted = snapshot;
+        if (!stored || delta.serial !== from.serial || delta.resources.length || delta.fields || delta.order) await opts.persistDelta({ baseSerial: from.serial, delta });
+        stored = snapshot;
+        return;
+      }
       const changed = !sameContent(snapshot, lastPersisted) || (!opts.state && !bumped);
       snapshot.serial = lastPersisted.serial + (changed ? 1 : 0);
       bumped ||= changed;
       lastPersisted = snapshot;
-      if (opts.persistDelta) {
-        const from = stored ?? { serial: 0, lineage: snapshot.lineage, resources: [] };
-        const delta = diffStates(from, snapshot);
-        if (!stored || delta.serial !== from.serial || delta.resources.length || delta.fields || delta.order) await opts.persistDelta({ baseSerial: from.serial, delta });
-        stored = snapshot;
-      } else await opts.persistState?.(cloneState(snapshot));
+      await opts.persistState?.(cloneState(snapshot));
     });
     return persistChain;
   };
@@ -102,17 +118,19 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   if (skipped) done.skipped_deletes = skipped;
   const g = new Graph();
   const byAddr = new Map(changes.map((c) => [c.address, c]));
-  const base = configAddressOf;
+  // Each change's configuration address, worked out once (the loops below ask it for every pair).
+  const configAddresses = new Map(changes.map((c) => [c, configAddressOf(c.address)]));
+  const base = (c: ResourceChange) => configAddresses.get(c)!;
   const deletes = changes.filter((c) => c.action === "delete");
   for (const c of changes) {
     g.add(c.address);
     if (c.action === "delete") {
       // Delete dependents first: whoever depends on me must be gone before I go.
-      for (const d of deletes) if (d !== c && d.depends_on.includes(base(c.address))) g.connect(c.address, d.address);
+      for (const d of deletes) if (d !== c && d.depends_on.includes(base(c))) g.connect(c.address, d.address);
     } else {
       for (const other of changes) {
         if (other === c) continue;
-        if (other.action !== "delete" && c.depends_on.includes(base(other.address))) g.connect(c.address, other.address);
+        if (other.action !== "delete" && c.depends_on.includes(base(other))) g.connect(c.address, other.address);
       }
       // Orphans go first, so a new object never collides with an old one still being removed.
       for (const d of deletes) g.connect(c.address, d.address);
@@ -124,8 +142,10 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
     async (addr) => {
       const c = byAddr.get(addr)!;
       try {
+        touch(c.address);
         await applyChange(ctx, c, working, done);
       } finally {
+        touch(c.address);
         await persist();
       }
     },

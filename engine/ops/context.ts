@@ -8,7 +8,7 @@ import { createProviders, type ProviderSet } from "../providers/registry";
 import type { Diagnostic, EngineOptions, ProviderConfig, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import type { Attrs, Value } from "../values";
-import { listInstances } from "../state/state";
+import { findInstance } from "../state/state";
 import { buildGraph } from "./config-graph";
 
 /** A resource or data block anywhere in the module tree. */
@@ -283,7 +283,7 @@ export function idOf(ctx: OperationContext, type: string, attrs: Attrs | null | 
 
 /** Instance attributes from a state, keyed by address, for expression evaluation. */
 export function stateValues(state: StateV4): (addr: string) => Attrs | undefined {
-  return (addr) => listInstances(state).find((x) => x.address === addr)?.instance.attributes;
+  return (addr) => findInstance(state, addr)?.attributes;
 }
 
 /** Turns any thrown value into an EngineError and emits its diagnostics. */

@@ -34,8 +34,10 @@ export function listInstances(s: StateV4): { address: string; resource: StateRes
   return s.resources.flatMap((resource) => resource.instances.map((instance) => ({ address: instanceAddress(resource, instance), resource, instance })));
 }
 
+/** One instance by address: its resource entry by type, name, module and mode, then its key (no address is formatted). */
 export function findInstance(s: StateV4, addr: string): StateInstance | undefined {
-  return listInstances(s).find((x) => x.address === addr)?.instance;
+  const { type, name, index, module, mode } = parseInstanceAddress(addr);
+  return s.resources.find((r) => r.type === type && r.name === name && (r.module ?? "") === module && (r.mode ?? "managed") === mode)?.instances.find((x) => x.index_key === index);
 }
 
 const compareKeys = (a: InstanceKey | undefined, b: InstanceKey | undefined): number => {

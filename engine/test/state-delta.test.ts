@@ -72,4 +72,21 @@ describe("apply's state as resource-level changes", () => {
     expect(changes.flatMap((c) => c.delta.resources).filter((x) => x.entry === null)).toHaveLength(2);
     expect(stateDigest(replay(stored, changes)).checksum).toBe(stateDigest(r.state).checksum);
   });
+  it("resources changed in place by parallel walkers, with slow saves between them, add up to the engine's final state", async () => {
+    const mod = (v: string) => `resource "terraform_data" "d" {\n  count = 24\n  input = "${v}-\${count.index}"\n}\nresource "random_id" "r" {\n  count = 12\n  byte_length = 2\n}\n`;
+    const stored = await applied({ moduleDir: await writeModule({ "main.tf": mod("a") }), state: null });
+    const next = await writeModule({ "main.tf": mod("b").replace("count = 12", "count = 18") });
+    const p = await plan({ moduleDir: next, state: stored });
+    const changes: StateChange[] = [];
+    // Each save yields to the walkers, so several resources change while a save is on its way.
+    const slowSave = async (c: StateChange) => {
+      changes.push(structuredClone(c));
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const r = await apply({ state: stored, parallelism: 10, persistDelta: slowSave }, p.plan);
+    expect(r.status).toBe("applied");
+    expect(stateDigest(replay(stored, changes)).checksum).toBe(stateDigest(r.state).checksum);
+    // Every save but the first was compared on the entries the walk touched; each change still moved the serial by one.
+    expect(changes.map((c) => c.delta.serial)).toEqual(changes.map((_, i) => stored.serial + i + 1));
+  });
 });
