@@ -153,6 +153,14 @@ const ROUTES: Record<string, (h: Holder) => Promise<Answer>> = {
   "GET /jobs/[jobId]/connection": (h) => call(h.token, "GET", `/jobs/${h.jobId}/connection`),
   "GET /jobs/[jobId]/state": (h) => call(h.token, "GET", `/jobs/${h.jobId}/state`),
   "POST /jobs/[jobId]/state/lock": (h) => lock(h),
+  // A change that makes exactly v4(1), compacted by the commit: the whole-state PUT after it is then an equal write.
+  "POST /jobs/[jobId]/state/journal": (h) =>
+    call(h.token, "POST", `/jobs/${h.jobId}/state/journal`, {
+      step: "apply",
+      lockId: lockId(h),
+      entries: [{ seq: 1, baseSerial: 0, delta: { serial: 1, lineage: "lin-credentials", resources: [], fields: { version: 4, terraform_version: "1.8.0", outputs: {} } } }],
+    }),
+  "POST /jobs/[jobId]/state/journal/commit": (h) => call(h.token, "POST", `/jobs/${h.jobId}/state/journal/commit`, { step: "apply" }),
   "PUT /jobs/[jobId]/state": (h) => call(h.token, "PUT", `/jobs/${h.jobId}/state?lockId=${lockId(h)}`, v4(1)),
   "DELETE /jobs/[jobId]/state/lock": (h) => call(h.token, "DELETE", `/jobs/${h.jobId}/state/lock?id=${lockId(h)}`),
   "POST /jobs/[jobId]/artifacts": (h) => upload(h, "log", `sent as ${h.row}`, "matrix bytes"),
@@ -252,6 +260,8 @@ function expectedAnswers(f: { replaced: { first: Cred; second: Cred }; completed
       }),
       "GET /jobs/[jobId]/state": answered(204, ""),
       "POST /jobs/[jobId]/state/lock": answered(200, { lock: expect.objectContaining({ ID: lockId(ownJob), Operation: "OperationTypeApply" }) }),
+      "POST /jobs/[jobId]/state/journal": answered(200, { acceptedThrough: 1 }),
+      "POST /jobs/[jobId]/state/journal/commit": answered(200, expect.objectContaining({ entries: 1, written: true, serial: 1 })),
       "PUT /jobs/[jobId]/state": answered(200, { ok: true, serial: 1, checksum: expect.any(String) }),
       "DELETE /jobs/[jobId]/state/lock": answered(200, { ok: true }),
       "POST /jobs/[jobId]/artifacts": answered(200, { artifactId: expect.stringMatching(/^art_/), sha256: createHash("sha256").update("matrix bytes").digest("hex") }),
