@@ -235,8 +235,9 @@ describe("a claimed builtin job, run against the real server", () => {
     await vi.waitFor(() => expect(saw("job credential renewed")).toBe(true), { timeout: 15_000 });
     c.gates.release("renewed.refresh");
     expect(await running).toMatchObject({ exitCode: 0, reason: "completed" });
-    const renewed = renew.mock.calls[0]![0];
-    expect(renewed).not.toBe(short.token);
+    // Heartbeats 50 ms apart may both carry the short credential and both be renewed: the newest renewal is the one in use.
+    const renewed = renew.mock.calls.at(-1)![0];
+    expect(renew.mock.calls.map(([token]) => token)).not.toContain(short.token);
     expect(job["transport"]["token"]).toBe(renewed);
   });
 

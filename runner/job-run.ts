@@ -77,7 +77,11 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   // Set when the server refuses the job credential (attempt replaced, job over, token rotated, runner revoked);
   // acted on at the next step boundary, since a beat racing the last step's finish is refused too.
   let refused: string | undefined;
+  // One heartbeat at a time: against a slow server, beats would pile up (and each renew the credential).
+  let beating = false;
   const beat = async () => {
+    if (beating) return;
+    beating = true;
     try {
       const hb = await job.heartbeat(attemptId);
       if (hb.signal === "cancel" && !cancelRequested) {
@@ -94,6 +98,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         refused ??= err.message;
       }
       else log.warn("heartbeat failed", { error: String(err) });
+    } finally {
+      beating = false;
     }
   };
   const heartbeat = setInterval(() => void beat(), opts.heartbeatMs ?? runnerConfig().PLANTON_RUNNER_HEARTBEAT_MS);
