@@ -9,10 +9,11 @@ const DEMO_ORGANIZATION_SPECS = ["accounts", "api-reference", "foundation", "job
 export default defineConfig({
   testDir: "./e2e",
   globalSetup: "./e2e/global-setup.ts",
-  // Two spec files at once (each file's tests stay in order, in one worker): most of a spec's time
-  // is waiting on the console, its runner and jobs, which left one of CI's two cores idle.
+  // One spec file at a time. Two at once (the projects below allow it) made the run slower on CI's two
+  // cores: 14.9 minutes against about 10, every test about twice as long, since the console, runner,
+  // Postgres and two Chromiums already keep both cores busy. `--workers 2` tries it on a bigger machine.
   fullyParallel: false,
-  workers: 2,
+  workers: 1,
   projects: [
     { name: "demo organization", testMatch: DEMO_ORGANIZATION_SPECS, workers: 1 },
     { name: "own organizations", testIgnore: DEMO_ORGANIZATION_SPECS },
