@@ -38,7 +38,7 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
   --subscribers 1,10,100  concurrent viewers of the live event stream on one running job (default 1,10,100)
   --split N             then N viewers split across two console processes on the same Postgres (default 100; 0 skips)
-  --cpu-prof DIR        the consoles write V8 CPU profiles (.cpuprofile) into DIR when they stop
+  --cpu-prof DIR        the consoles and runners write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
 
@@ -269,7 +269,7 @@ async function main() {
   note(`${needed} components of BenchFleet in environment dev`);
 
   note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
-  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(p) });
+  const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, nodeArgs: cpuProfArgs(p) });
   cleanups.push(() => server.stop());
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
   const api = apiClient(server.url, token);
@@ -401,8 +401,8 @@ async function main() {
   }
 }
 
-/** With --cpu-prof DIR, each console process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
-function consoleArgs(p: Params): string[] {
+/** With --cpu-prof DIR, each console and runner process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
+function cpuProfArgs(p: Params): string[] {
   if (!p.cpuProf) return [];
   fs.mkdirSync(p.cpuProf, { recursive: true });
   return ["--cpu-prof", `--cpu-prof-dir=${path.resolve(p.cpuProf)}`];
@@ -412,7 +412,7 @@ function consoleArgs(p: Params): string[] {
 async function replicas(ctx: Ctx, n: number): Promise<ConsoleServer[]> {
   while (ctx.replicas.length < n) {
     note("starting another console process on the same Postgres…");
-    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, nodeArgs: consoleArgs(ctx.p) });
+    const r = await startConsoleServer({ databaseUrl: ctx.dbUrl, hostedRunners: 0, nodeArgs: cpuProfArgs(ctx.p) });
     cleanups.push(() => r.stop());
     ctx.replicas.push(r);
   }
@@ -432,7 +432,8 @@ async function startRunner(ctx: Ctx, name: string): Promise<Runner> {
   const { token } = await ensureHostedRunner(ctx.handle.db, name, ctx.p.capacity);
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "runner/main.ts", "--url", ctx.server.url, "--capacity", String(ctx.p.capacity), "--work-dir", path.join(ctx.tmp, "work", name), "--grace-seconds", "5"],
+    // From its bundle (scripts/runner.mjs), as `planton runner` and the test harness start it, not through tsx.
+    [...cpuProfArgs(ctx.p), "scripts/runner.mjs", "--url", ctx.server.url, "--capacity", String(ctx.p.capacity), "--work-dir", path.join(ctx.tmp, "work", name), "--grace-seconds", "5"],
     {
       cwd: root,
       env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_PARENT_PID: String(process.pid) },
