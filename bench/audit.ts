@@ -10,15 +10,15 @@
 //   npx tsx bench/audit.ts --url postgres://…/db   (reuse a database a previous run seeded; seeds it if empty)
 import { parseArgs } from "node:util";
 import { eq, sql } from "drizzle-orm";
-import { openDatabase, rowsOf } from "../db/client";
+import { rowsOf } from "../db/client";
 import { encodeAuditCursor, listAudit } from "../server/services/audit/list";
 import { auditExportChunks } from "../server/services/audit/export";
 import { verifyChain } from "../server/services/audit/verify";
 import { seedTestOrg } from "../test/fixtures";
-import { startCluster } from "../test/postgres-cluster";
 import { organizations } from "../db/schema";
 import type { Actor } from "../server/actor";
 import { machine, printPages, timePage, type PageFigure } from "./page-timing";
+import { benchDatabase, cleanup, ms, note } from "./throwaway";
 
 const { values } = parseArgs({
   options: { events: { type: "string" }, runs: { type: "string" }, export: { type: "string" }, batch: { type: "string" }, quick: { type: "boolean" }, url: { type: "string" }, help: { type: "boolean" } },
@@ -35,29 +35,10 @@ const BATCH = Number(values.batch ?? 250);
 const PAGE = 50;
 const TARGET_MS = 50;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-async function cleanup() {
-  for (const fn of cleanups.splice(0).reverse()) await Promise.resolve(fn()).catch(() => {});
-}
-for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => void cleanup().finally(() => process.exit(130)));
-const note = (m: string) => console.log(`· ${m}`);
 
-const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 async function main() {
-  let url = values.url;
-  if (!url) {
-    note("starting Postgres…");
-    const cluster = await startCluster();
-    cleanups.push(() => cluster.stop());
-    const { default: postgres } = await import("postgres");
-    const admin = postgres(cluster.url("postgres"), { max: 1, onnotice: () => {} });
-    await admin.unsafe("create database planton_bench_audit");
-    await admin.end();
-    url = cluster.url("planton_bench_audit");
-  }
-  const handle = await openDatabase({ url });
-  cleanups.push(() => handle.close());
+  const handle = await benchDatabase("planton_bench_audit", values.url);
   const db = handle.db;
   const seeded = (await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.slug, "bench")))[0];
   const orgId = seeded?.id ?? (await seedTestOrg(db, { slug: "bench" })).orgId;

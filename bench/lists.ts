@@ -10,12 +10,12 @@
 //   npx tsx bench/lists.ts --url postgres://…/db   (reuse a database a previous run seeded; seeds it if empty)
 import { parseArgs } from "node:util";
 import { eq, sql } from "drizzle-orm";
-import { openDatabase, rowsOf, type Database } from "../db/client";
+import { rowsOf, type Database } from "../db/client";
 import { environments, infraComponents, organizations } from "../db/schema";
 import { countAwaitingApproval, encodeJobCursor, listJobStarters, listJobs } from "../server/services/jobs/queries";
 import { seedTestOrg } from "../test/fixtures";
-import { startCluster } from "../test/postgres-cluster";
 import { machine, printPages, timePage, type PageFigure } from "./page-timing";
+import { benchDatabase, cleanup, ms, note } from "./throwaway";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string" }, runs: { type: "string" }, quick: { type: "boolean" }, url: { type: "string" }, help: { type: "boolean" } },
@@ -37,13 +37,6 @@ const ORGS = [
 ];
 const STATEMENT = 100_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-async function cleanup() {
-  for (const fn of cleanups.splice(0).reverse()) await Promise.resolve(fn()).catch(() => {});
-}
-for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => void cleanup().finally(() => process.exit(130)));
-const note = (m: string) => console.log(`· ${m}`);
-const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 /**
  * One organization's components and jobs, set-based. Spread: components over dev / staging / prod (5:3:2), a
@@ -109,19 +102,7 @@ async function seedOrg(db: Database, org: { orgId: string; connectionId: string;
 }
 
 async function main() {
-  let url = values.url;
-  if (!url) {
-    note("starting Postgres…");
-    const cluster = await startCluster();
-    cleanups.push(() => cluster.stop());
-    const { default: postgres } = await import("postgres");
-    const admin = postgres(cluster.url("postgres"), { max: 1, onnotice: () => {} });
-    await admin.unsafe("create database planton_bench_lists");
-    await admin.end();
-    url = cluster.url("planton_bench_lists");
-  }
-  const handle = await openDatabase({ url });
-  cleanups.push(() => handle.close());
+  const handle = await benchDatabase("planton_bench_lists", values.url);
   const db = handle.db;
 
   const [bench] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.slug, "bench"));
