@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { UploadedEvent } from "../lib/runner-protocol";
 import { JobClient, type RunnerClient } from "./client";
-import { EventUploader } from "./events";
+import { EVENTS_PER_UPLOAD, EventUploader } from "./events";
 import { Redactor } from "./redact";
 import { startRunnerConsole, type RunnerConsole } from "./test/console";
 
@@ -117,15 +117,16 @@ describe("event uploader, against the real server's events route", () => {
     return { jobId, attemptId: claim.attemptId, job, events };
   }
 
-  it("numbers events from 1 and sends up to 100 in one batch", async () => {
+  it(`numbers events from 1 and sends up to ${EVENTS_PER_UPLOAD} in one batch`, async () => {
     const { job, attemptId, events } = await claimed();
     const up = new EventUploader({ send: (e) => job.uploadEvents(attemptId, e) });
-    for (let i = 0; i < 250; i++) up.emit("apply", { type: "log", payload: { line: `line ${i}` } });
+    const n = EVENTS_PER_UPLOAD * 2 + 50;
+    for (let i = 0; i < n; i++) up.emit("apply", { type: "log", payload: { line: `line ${i}` } });
     await up.flush();
-    expect(link.eventPosts.map((b) => b.length)).toEqual([100, 100, 50]);
-    expect(link.eventPosts.flat().map((e) => e.seq)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+    expect(link.eventPosts.map((b) => b.length)).toEqual([EVENTS_PER_UPLOAD, EVENTS_PER_UPLOAD, 50]);
+    expect(link.eventPosts.flat().map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const stored = await events();
-    expect(stored.map((e) => e.payload.line)).toEqual(Array.from({ length: 250 }, (_, i) => `line ${i}`));
+    expect(stored.map((e) => e.payload.line)).toEqual(Array.from({ length: n }, (_, i) => `line ${i}`));
     expect(stored[0]).toMatchObject({ operation: "apply", type: "log", payload: { line: "line 0" } });
   });
 

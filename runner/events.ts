@@ -20,6 +20,12 @@ export interface EventUploaderOptions {
   retryMs?: number;
 }
 
+/**
+ * Events in one upload at most. Large, so a burst (a plan's lines, a walk's completions) goes up in one
+ * request rather than queueing behind several: the console stores a batch in one statement.
+ */
+export const EVENTS_PER_UPLOAD = 1000;
+
 export class EventUploader {
   private seq = 0;
   private pending: UploadedEvent[] = [];
@@ -30,7 +36,7 @@ export class EventUploader {
   private readonly maxBatch: number;
 
   constructor(private readonly opts: EventUploaderOptions) {
-    this.maxBatch = opts.maxBatch ?? 100;
+    this.maxBatch = opts.maxBatch ?? EVENTS_PER_UPLOAD;
   }
 
   /** The last seq handed out. */

@@ -1,8 +1,9 @@
 // Progress events: one append-only stream per job with a gap-free seq. Appends take the job's row
 // lock, so seqs never skip or repeat; a runner's batch is idempotent by (attempt, runner seq).
 // NOTIFY job_events '<jobId>:<seq>' is issued inside the transaction, so Postgres delivers it after commit.
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
-import type { DatabaseHandle, Queryable } from "@/db/client";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { rowsOf, type DatabaseHandle, type Queryable } from "@/db/client";
+import { isUniqueViolation } from "../../errors";
 import { infraJobs, progressEvents } from "@/db/schema";
 import { z } from "zod";
 import { getJob } from "./queries";
@@ -20,73 +21,69 @@ export interface NewEvent {
 /** Appends server-made events (job_status, operation_status, …) inside the caller's transaction. */
 export async function appendEvents(tx: Queryable, jobId: string, events: NewEvent[]): Promise<number> {
   if (!events.length) return currentSeq(tx, jobId);
-  const [job] = await tx.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(eq(infraJobs.id, jobId)).for("update");
-  if (!job) throw new Error(`job ${jobId} does not exist`);
-  const last = await insertAfter(tx, jobId, job.seq, events.map((e) => ({ ...e, attemptId: null, runnerSeq: null })));
-  return last;
+  return (await append(tx, jobId, null, events.map((e) => ({ ...e, runnerSeq: null })))).lastSeq;
 }
 
 /**
- * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing.
- * Returns the highest runner seq stored for this attempt. One round trip locks the job and reads
- * that highest seq; only seqs at or below it (a retry) are looked up one by one.
+ * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing. Returns the
+ * highest runner seq stored for this attempt. One statement, outside any transaction of the caller's:
+ * two uploads of the same batch at once meet at the unique (job, attempt, runner seq) index, and the
+ * one that lost runs again, now seeing what the other stored.
  */
-export async function appendRunnerEvents(tx: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number; lastSeq: number }> {
-  const [job] = await tx
-    .select({
-      seq: infraJobs.eventSeq,
-      stored: sql<number>`(select coalesce(max(${progressEvents.runnerSeq}), 0) from ${progressEvents} where ${progressEvents.jobId} = ${jobId} and ${progressEvents.attemptId} = ${attemptId})`,
-    })
-    .from(infraJobs)
-    .where(eq(infraJobs.id, jobId))
-    .for("update");
-  if (!job) throw new Error(`job ${jobId} does not exist`);
-  const stored = Number(job.stored);
+export async function appendRunnerEvents(db: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number; lastSeq: number }> {
   const sorted = [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq);
-  const maybeSeen = sorted.filter((e) => e.seq <= stored).map((e) => e.seq);
-  const seen = maybeSeen.length
-    ? await tx
-        .select({ runnerSeq: progressEvents.runnerSeq })
-        .from(progressEvents)
-        .where(and(eq(progressEvents.jobId, jobId), eq(progressEvents.attemptId, attemptId), inArray(progressEvents.runnerSeq, maybeSeen)))
-    : [];
-  const seenSet = new Set(seen.map((s) => s.runnerSeq));
-  const fresh = sorted.filter((e) => !seenSet.has(e.seq));
-  const lastSeq = await insertAfter(
-    tx,
-    jobId,
-    job.seq,
-    fresh.map((e) => ({ ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, attemptId, runnerSeq: e.seq })),
-  );
-  return { acceptedThrough: Math.max(stored, fresh.at(-1)?.seq ?? 0), lastSeq };
+  const rows = sorted.map((e) => ({ ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, runnerSeq: e.seq }));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await append(db, jobId, attemptId, rows);
+      return { acceptedThrough: Math.max(r.storedBefore, r.lastFresh), lastSeq: r.lastSeq };
+    } catch (err) {
+      if (attempt >= 3 || !isUniqueViolation(err)) throw err;
+    }
+  }
 }
 
-async function insertAfter(
-  tx: Queryable,
+/**
+ * One statement: locks the job row (so seqs never skip or repeat; `no key update`, so a state journal
+ * batch holding the row's key-share lock does not hold events back), drops runner events this attempt
+ * already stored, numbers the rest after the job's last seq, inserts them, moves the job's seq and
+ * NOTIFYs (delivered after commit). The events travel as one JSON parameter, whatever their number.
+ */
+async function append(
+  db: Queryable,
   jobId: string,
-  seq: number,
-  events: (NewEvent & { attemptId: string | null; runnerSeq: number | null })[],
-): Promise<number> {
-  if (!events.length) return seq;
-  const rows = events.map((e, i) => ({
-    jobId,
-    seq: seq + i + 1,
-    ts: validDate(e.ts),
-    operation: e.operation,
-    type: e.type,
-    payload: e.payload,
-    attemptId: e.attemptId,
-    runnerSeq: e.runnerSeq,
-  }));
-  await tx.insert(progressEvents).values(rows);
-  const last = seq + events.length;
-  // The job's last seq and the NOTIFY in one statement (delivered after commit).
-  await tx
-    .update(infraJobs)
-    .set({ eventSeq: last })
-    .where(eq(infraJobs.id, jobId))
-    .returning({ notified: sql`pg_notify(${JOB_EVENTS_CHANNEL}, ${`${jobId}:${last}`})` });
-  return last;
+  attemptId: string | null,
+  events: (NewEvent & { runnerSeq: number | null })[],
+): Promise<{ lastSeq: number; storedBefore: number; lastFresh: number }> {
+  const json = JSON.stringify(events.map((e, n) => ({ n, ts: validDate(e.ts).toISOString(), operation: e.operation, type: e.type, payload: e.payload, runner_seq: e.runnerSeq })));
+  const [row] = rowsOf<{ before: number | null; last: number | null; stored: number; fresh: number | null }>(
+    await db.execute(sql`
+      with job as (select id, event_seq from ${infraJobs} where id = ${jobId} for no key update),
+      incoming as (
+        select * from jsonb_to_recordset(${json}::jsonb) as e(n integer, ts timestamptz, operation text, type text, payload jsonb, runner_seq integer)
+      ),
+      fresh as (
+        select i.*, row_number() over (order by i.n) as k from incoming i
+        where i.runner_seq is null
+           or not exists (select 1 from ${progressEvents} p where p.job_id = ${jobId} and p.attempt_id = ${attemptId} and p.runner_seq = i.runner_seq)
+      ),
+      ins as (
+        insert into ${progressEvents} (job_id, seq, ts, operation, type, payload, attempt_id, runner_seq)
+        select job.id, job.event_seq + f.k, f.ts, f.operation, f.type, f.payload, ${attemptId}, f.runner_seq from fresh f cross join job
+        returning 1
+      ),
+      moved as (
+        update ${infraJobs} set event_seq = job.event_seq + (select count(*) from ins) from job
+        where ${infraJobs}.id = job.id and exists (select 1 from fresh)
+        returning ${infraJobs}.event_seq as last, pg_notify(${JOB_EVENTS_CHANNEL}, job.id || ':' || ${infraJobs}.event_seq)
+      )
+      select (select event_seq from job) as before,
+             coalesce((select last from moved), (select event_seq from job)) as last,
+             (select coalesce(max(runner_seq), 0) from ${progressEvents} where job_id = ${jobId} and attempt_id = ${attemptId}) as stored,
+             (select max(runner_seq) from fresh) as fresh`),
+  );
+  if (row?.before == null) throw new Error(`job ${jobId} does not exist`);
+  return { lastSeq: Number(row.last), storedBefore: Number(row.stored), lastFresh: Number(row.fresh ?? 0) };
 }
 
 function validDate(ts?: string): Date {

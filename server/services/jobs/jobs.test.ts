@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, count, eq } from "drizzle-orm";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { and, count, eq, sql } from "drizzle-orm";
+import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
+import { rowsOf } from "@/db/client";
 import { seedTestOrg } from "../../../test/fixtures";
 import { approvals, connections, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -18,6 +19,7 @@ import { rerunJob } from "./rerun-job";
 import { resumeJob } from "./resume-job";
 import { createVariable } from "../settings/secrets";
 import { claim, orgWithComponent, runStep, testRunner } from "../../../test/job-helpers";
+import { lockLiveJob } from "../runners/job-access";
 import { connectionAuthorizations } from "@/db/schema";
 
 let t: TestDatabase;
@@ -212,20 +214,90 @@ describe("progress events", () => {
     const { org, component } = await orgWithComponent(t.db);
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     const ev = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `line ${seq}` } });
-    const r1 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(1), ev(2), ev(3)]));
-    const r2 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(1), ev(2), ev(3)]));
-    const r3 = await t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_a", [ev(3), ev(4)]));
+    const r1 = await appendRunnerEvents(t.db, job.id, "run_a", [ev(1), ev(2), ev(3)]);
+    const r2 = await appendRunnerEvents(t.db, job.id, "run_a", [ev(1), ev(2), ev(3)]);
+    const r3 = await appendRunnerEvents(t.db, job.id, "run_a", [ev(3), ev(4)]);
     expect([r1.acceptedThrough, r2.acceptedThrough, r3.acceptedThrough]).toEqual([3, 3, 4]);
     // Concurrent batches from two attempts and the server interleave without gaps.
     await Promise.all([
-      t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_b", [ev(1), ev(2)])),
-      t.db.transaction((tx) => appendRunnerEvents(tx, job.id, "run_c", [ev(1), ev(2)])),
+      appendRunnerEvents(t.db, job.id, "run_b", [ev(1), ev(2)]),
+      appendRunnerEvents(t.db, job.id, "run_c", [ev(1), ev(2)]),
       t.db.transaction((tx) => appendEvents(tx, job.id, [{ operation: null, type: "log", payload: { line: "server" } }])),
     ]);
     const all = await readEventsAfter(t.db, job.id, 0);
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
     expect(all.filter((e) => e.payload.line === "line 3")).toHaveLength(1);
     expect(all.filter((e) => (e.payload as { line?: string }).line?.startsWith("line")).length).toBe(4 + 2 + 2);
+  });
+
+  it.skipIf(testDriver === "pglite")("a batch sent twice at once (a runner's retry racing its first try) is stored once, without gaps", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const ev = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `retry ${seq}` } });
+    const before = await readEventsAfter(t.db, job.id, 0);
+    // Hold the job's row lock until both uploads wait on it: each then began before the other stored anything.
+    let release!: () => void;
+    let locked!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const held = new Promise<void>((r) => (locked = r));
+    const holder = t.db.transaction(async (tx) => {
+      await tx.select({ id: infraJobs.id }).from(infraJobs).where(eq(infraJobs.id, job.id)).for("update");
+      locked();
+      await released;
+    });
+    await held;
+    const uploads = [appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3)]), appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3), ev(4)])];
+    for (;;) {
+      const [{ waiting }] = rowsOf<{ waiting: number }>(
+        await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%jsonb_to_recordset%'`),
+      );
+      if (waiting === 2) break;
+      await new Promise((r) => setImmediate(r));
+    }
+    release();
+    await holder;
+    const results = await Promise.all(uploads);
+    // Whichever stored first, each is told everything it sent is kept.
+    expect(results[0].acceptedThrough).toBeGreaterThanOrEqual(3);
+    expect(results[1].acceptedThrough).toBe(4);
+    const added = (await readEventsAfter(t.db, job.id, before.at(-1)!.seq)).map((e) => [e.seq - before.at(-1)!.seq, e.payload.line]);
+    expect(added).toEqual([1, 2, 3, 4].map((n) => [n, `retry ${n}`]));
+  });
+
+  it.skipIf(testDriver === "pglite")("go on while a state call holds the running job (key share), and the job cannot end until that call is done", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
+    const c = (await claim(t.db, runner))!;
+    await runStep(t.db, c, "init");
+    let release!: () => void;
+    let locked!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const held = new Promise<void>((r) => (locked = r));
+    // What a state journal batch or a state call holds for its round trips.
+    const stateCall = t.db.transaction(async (tx) => {
+      await lockLiveJob(tx, c.access, "key share");
+      locked();
+      await released;
+    });
+    await held;
+    const ev = { seq: 1, ts: new Date().toISOString(), operation: "refresh" as const, type: "log" as const, payload: { line: "while a state call runs" } };
+    expect((await appendRunnerEvents(t.db, job.id, c.access.attemptId, [ev])).acceptedThrough).toBe(1);
+    // Cancelling ends the job: it waits for the state call (which may be writing state for it).
+    let cancelled = false;
+    const cancel = cancelJob(t.db, org.actor(), { jobId: job.id }).then((r) => ((cancelled = true), r));
+    for (;;) {
+      const [{ waiting }] = rowsOf<{ waiting: number }>(
+        await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`),
+      );
+      if (waiting > 0) break;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(cancelled).toBe(false);
+    release();
+    await stateCall;
+    expect(await cancel).toMatchObject({ status: "running" });
+    expect(cancelled).toBe(true);
   });
 
   it("read after a seq, and streamed live, each once and in order until the job completes", async () => {

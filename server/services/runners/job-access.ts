@@ -33,9 +33,12 @@ export async function jobAccess(db: Queryable, token: string | null, jobId: stri
 /**
  * Inside a transaction that writes for the job: row-locks the job and checks again that this attempt
  * still runs it, since it may have been replaced, revoked or declared lost after `jobAccess`.
+ * `key share` is enough for writes that only need the job not to end under them (every path that ends,
+ * requeues or replaces an attempt takes `lockJob`'s FOR UPDATE, which waits for it), and lets event
+ * uploads (`no key update`) go on meanwhile.
  */
-export async function lockLiveJob(tx: Queryable, access: JobAccess) {
-  const job = await lockJob(tx, access.jobId);
+export async function lockLiveJob(tx: Queryable, access: JobAccess, strength: "update" | "key share" = "update") {
+  const job = strength === "update" ? await lockJob(tx, access.jobId) : (await tx.select().from(infraJobs).where(eq(infraJobs.id, access.jobId)).for("key share"))[0];
   await checkAttempt(tx, access.claims, access.jobId, "running");
   return job!;
 }

@@ -21,9 +21,12 @@ import { lockLiveJob, type JobAccess } from "./job-access";
 
 export type LockResult = { ok: true; lock: LockInfo } | { ok: false; lock: LockInfo; message: string };
 
-/** The job's backend and where its state lives there; checked under the job's row lock (the attempt still runs it). */
+/**
+ * The job's backend and where its state lives there; checked under the job's row lock (the attempt still
+ * runs it). A key-share lock: the job cannot end meanwhile, and its event uploads are not held back.
+ */
 async function jobBackend(tx: Queryable, access: JobAccess): Promise<{ backend: BackendRow | null; key: string; job: { orgId: string; componentId: string } }> {
-  const job = await lockLiveJob(tx, access);
+  const job = await lockLiveJob(tx, access, "key share");
   const [backend] = job.backendId ? await tx.select().from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
   const [c] = await tx
     .select({ id: infraComponents.id, name: infraComponents.name, stateKey: infraComponents.stateKey, environment: environments.name })

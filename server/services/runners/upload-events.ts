@@ -6,6 +6,6 @@ import { sameAttempt, type JobAccess } from "./job-access";
 
 export async function uploadEvents(db: Database, access: JobAccess, body: { attemptId: string; events: UploadedEvent[] }) {
   sameAttempt(access, body.attemptId);
-  const { acceptedThrough } = await db.transaction((tx) => appendRunnerEvents(tx, access.jobId, access.attemptId, body.events));
+  const { acceptedThrough } = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events);
   return { acceptedThrough };
 }

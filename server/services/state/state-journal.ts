@@ -25,8 +25,18 @@ const defaultLog: Log = (line) => console.log(`[state] ${line}`);
  * checked by the write that compacts them (a remote round trip per batch is what this journal saves).
  */
 export async function appendStateJournal(db: Database, access: JobAccess, batch: StateJournalBatch): Promise<{ acceptedThrough: number }> {
+  // Sealed before the transaction: the job's row stays locked only for the round trips.
+  const sealed = batch.entries.map((e) => ({
+    seq: e.seq,
+    lineage: e.delta.lineage,
+    baseSerial: e.baseSerial,
+    serial: e.delta.serial,
+    addresses: e.delta.resources.map((r) => r.key),
+    // The change carries the state's values, secrets among them: sealed like the organization's secrets.
+    change: encryptSecret(JSON.stringify(e.delta)),
+  }));
   return db.transaction(async (tx) => {
-    const job = await lockLiveJob(tx, access);
+    const job = await lockLiveJob(tx, access, "key share");
     const [backend] = job.backendId ? await tx.select({ kind: stateBackends.kind }).from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
     if (backend?.kind === PLANTON_MANAGED_KIND) {
       const [row] = await tx.select({ lockInfo: stateObjects.lockInfo, lockedByJob: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, job.componentId));
@@ -36,23 +46,7 @@ export async function appendStateJournal(db: Database, access: JobAccess, batch:
     }
     await tx
       .insert(stateJournal)
-      .values(
-        batch.entries.map((e) => ({
-          attemptId: access.attemptId,
-          step: batch.step,
-          seq: e.seq,
-          jobId: job.id,
-          orgId: job.orgId,
-          componentId: job.componentId,
-          lockId: batch.lockId,
-          lineage: e.delta.lineage,
-          baseSerial: e.baseSerial,
-          serial: e.delta.serial,
-          addresses: e.delta.resources.map((r) => r.key),
-          // The change carries the state's values, secrets among them: sealed like the organization's secrets.
-          change: encryptSecret(JSON.stringify(e.delta)),
-        })),
-      )
+      .values(sealed.map((e) => ({ ...e, attemptId: access.attemptId, step: batch.step, jobId: job.id, orgId: job.orgId, componentId: job.componentId, lockId: batch.lockId })))
       .onConflictDoNothing();
     return { acceptedThrough: Math.max(...batch.entries.map((e) => e.seq)) };
   });
