@@ -11,7 +11,7 @@ import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBa
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
-import { StateLockedError, storedStateOf, writeRefusal } from "@/state-backends/rules";
+import { StateLockedError, storedChecksum, writeRefusal } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
@@ -23,7 +23,7 @@ import { accessErrorSentence, runAccessTest, type AccessCheck } from "./access-t
 import { openStore, type BackendRow } from "./open-store";
 import { unmovedPlantonStates } from "./planton-managed-usage";
 import { provisionersOf } from "./served";
-import { plantonManagedKey, plantonStateBytes, PlantonManagedStore } from "./planton-managed-store";
+import { plantonManagedKey, PlantonManagedStore, plantonStoredState } from "./planton-managed-store";
 
 /** NOTIFY channel of move progress: payload `<orgId>:<moveId>`, sent with every committed step. */
 export const STATE_MOVES_CHANNEL = "state_moves";
@@ -513,11 +513,12 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   if (toSwitch.length) {
     const verified: RunItem[] = [];
     await mapLimit(toSwitch, PER_CHUNK, async (item) => {
-      const back = await (await storeOf(ctx, item.toBackendId)).read(item.toKey).catch((e: Error) => e);
+      // The copy's bytes are read back and hashed (not parsed: equal checksums mean the bytes the copy wrote).
+      const back = await storedChecksum(await storeOf(ctx, item.toBackendId), item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
       if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${accessErrorSentence(back)}). Check the backend's access in Settings → State Backends, then retry.`);
-      if (back?.checksum !== item.checksum) {
-        return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back?.checksum ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
+      if (back !== item.checksum) {
+        return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
       }
       verified.push(item);
     });
@@ -631,17 +632,20 @@ async function lockPlantonSources(ctx: RunContext, items: RunItem[]): Promise<{ 
   const { orgId, id: moveId } = ctx.move;
   const info = JSON.stringify({ Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move), Version: STORE_VERSION, Created: new Date().toISOString(), Info: "" });
   const rows = JSON.stringify(items.map((i) => ({ id: i.id, cid: i.componentId, lock: moveLockId(i.id) })));
-  const [{ taken }] = rowsOf<{ taken: { cid: string; state: unknown }[] }>(
+  // The states come back a row each (one row with no cid when none was locked; the NOTIFY is sent once either way):
+  // gathering them into one jsonb_agg document cost Postgres more than the locking itself.
+  const taken = rowsOf<{ cid: string | null; state: unknown }>(
     await ctx.db.execute(sql`
       with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, lock text)),
       taken as (
         update state_objects s set lock_info = ${info}::jsonb || jsonb_build_object('ID', v.lock, 'Path', s.key), locked_by_job = null, updated_at = now()
           from v where s.component_id = v.cid and s.org_id = ${orgId} and (s.lock_info is null or s.lock_info->>'ID' = v.lock)
         returning v.id, s.component_id, s.state),
-      stepped as (update state_move_items i set step = 'locked', updated_at = now() from taken t where i.id = t.id and i.step = 'held')
-      select coalesce(jsonb_agg(jsonb_build_object('cid', t.component_id, 'state', t.state)), '[]'::jsonb) as taken, pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`}) from taken t`),
+      stepped as (update state_move_items i set step = 'locked', updated_at = now() from taken t where i.id = t.id and i.step = 'held'),
+      notified as (select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`}))
+      select t.component_id as cid, t.state from notified left join taken t on true`),
   );
-  for (const t of taken) sources.set(t.cid, t.state == null ? null : storedStateOf(plantonStateBytes(t.state)));
+  for (const t of taken) if (t.cid) sources.set(t.cid, t.state == null ? null : plantonStoredState(t.state));
   for (const i of items) if (sources.has(i.componentId)) i.step = "locked";
   const missed = items.filter((i) => !sources.has(i.componentId));
   if (!missed.length) return { refused, sources };
@@ -667,7 +671,7 @@ async function lockPlantonSources(ctx: RunContext, items: RunItem[]): Promise<{ 
 async function readPlantonSources(ctx: RunContext, items: RunItem[]): Promise<Map<string, StoredState | null>> {
   if (!items.length) return new Map();
   const rows = await ctx.db.select({ cid: stateObjects.componentId, state: stateObjects.state }).from(stateObjects).where(inArray(stateObjects.componentId, items.map((i) => i.componentId)));
-  return new Map(rows.map((r) => [r.cid, r.state == null ? null : storedStateOf(plantonStateBytes(r.state))]));
+  return new Map(rows.map((r) => [r.cid, r.state == null ? null : plantonStoredState(r.state)]));
 }
 
 async function failItem(ctx: RunContext, item: RunItem, reason: string) {
