@@ -20,9 +20,11 @@ export function plantonManagedKey(orgId: string, componentId: string): string {
   return `planton-managed/${orgId}/${componentId}/terraform.tfstate`;
 }
 
+const utf8 = new TextEncoder();
+
 /** The bytes a Planton-managed state is read as: its canonical JSON, whose SHA-256 is the checksum the row keeps. */
 export function plantonStateBytes(state: unknown): Uint8Array {
-  return new Uint8Array(Buffer.from(canonicalJson(state)));
+  return utf8.encode(canonicalJson(state));
 }
 
 /** A Planton-managed state (the row's jsonb, as the driver parsed it) as the store reads it: its canonical JSON's bytes, identity read from the document itself. */
