@@ -1,14 +1,30 @@
 // JSON with object keys sorted: equal documents always give equal bytes, whatever order their keys
 // arrived in (the engine's plans, and state checksums that survive Postgres jsonb's reordering).
 
-/** JSON with object keys sorted, so equal values always give equal bytes. */
+/**
+ * JSON with object keys sorted, so equal values always give equal bytes. Built in loops over one string, not with
+ * map and join (about a quarter less CPU: a state move canonicalizes every state it copies); the output is the same.
+ */
 export function canonicalJson(v: unknown): string {
-  if (v === undefined) return "null";
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (typeof v === "object" && v !== null) {
-    const obj = v as Record<string, unknown>;
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+  if (typeof v !== "object" || v === null) return v === undefined ? "null" : JSON.stringify(v);
+  if (Array.isArray(v)) {
+    let out = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ",";
+      if (i in v) out += canonicalJson(v[i]);
+    }
+    return `${out}]`;
   }
-  return JSON.stringify(v);
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const value = obj[k];
+    if (value === undefined) continue;
+    if (!first) out += ",";
+    first = false;
+    out += `${JSON.stringify(k)}:${canonicalJson(value)}`;
+  }
+  return `${out}}`;
 }

@@ -2,8 +2,11 @@
 // paths under the root; the lock is an exclusively created `<key>.lock.info` holding OpenTofu's lock
 // info JSON, the layout the builtin engine's local backend uses, so either can read the other's lock.
 import { randomUUID } from "node:crypto";
-import { link, mkdir, open, readFile, readdir, rename, rm, stat } from "node:fs/promises";
+import { readFile as readFileCallback } from "node:fs";
+import { link, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
+import { sha256Of } from "../lib/artifacts";
 import { lockInfoOf, StateLockedError } from "./rules";
 import { STORE_VERSION, storedStateRead, whoAmI } from "./store-common";
 import type { LockInfo, LockRequest, StateObjectInfo, StateStore, StoredState } from "./types";
@@ -23,6 +26,27 @@ export class StateKeyRefused extends Error {
 }
 
 const isMissing = (e: unknown) => (e as NodeJS.ErrnoException).code === "ENOENT";
+
+// The callback readFile: a small file in one request chain, about a third less CPU than fs/promises' readFile (which
+// reads through a FileHandle, a round trip per step). A state file is read whole on every read and on the move's read-back.
+const readWhole = promisify(readFileCallback);
+
+/** The file's bytes, or null when there is none. */
+async function bytesOf(file: string): Promise<Buffer | null> {
+  try {
+    return await readWhole(file);
+  } catch (e) {
+    if (isMissing(e)) return null;
+    throw e;
+  }
+}
+
+/** Removes a temporary file of ours (one unlink; `rm` would stat it first); one already gone is not an error. */
+async function removeTemp(file: string) {
+  await unlink(file).catch((e) => {
+    if (!isMissing(e)) throw e;
+  });
+}
 
 /** Writes `data` to a fresh file readable by its owner only, flushed, so a rename over the target is all-or-nothing. */
 async function writeFresh(file: string, data: Uint8Array | string) {
@@ -64,14 +88,13 @@ export class LocalStateStore implements StateStore {
   }
 
   async read(key: string): Promise<StoredState | null> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(this.pathOf(key));
-    } catch (e) {
-      if (isMissing(e)) return null;
-      throw e;
-    }
-    return storedStateRead(key, new Uint8Array(bytes));
+    const bytes = await bytesOf(this.pathOf(key));
+    return bytes ? storedStateRead(key, new Uint8Array(bytes)) : null;
+  }
+
+  async checksum(key: string): Promise<string | null> {
+    const bytes = await bytesOf(this.pathOf(key));
+    return bytes ? sha256Of(bytes).hex : null;
   }
 
   async write(key: string, state: StoredState): Promise<void> {
@@ -83,7 +106,7 @@ export class LocalStateStore implements StateStore {
       await writeFresh(tmp, state.bytes);
       await rename(tmp, file);
     } catch (e) {
-      await rm(tmp, { force: true });
+      await removeTemp(tmp);
       throw e;
     }
   }
@@ -101,17 +124,13 @@ export class LocalStateStore implements StateStore {
       if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
       throw e;
     } finally {
-      await rm(tmp, { force: true });
+      await removeTemp(tmp);
     }
   }
 
   private async readLock(file: string): Promise<LockInfo | null> {
-    try {
-      return JSON.parse(await readFile(`${file}${LOCK_SUFFIX}`, "utf8")) as LockInfo;
-    } catch (e) {
-      if (isMissing(e)) return null;
-      throw e;
-    }
+    const bytes = await bytesOf(`${file}${LOCK_SUFFIX}`);
+    return bytes ? (JSON.parse(bytes.toString("utf8")) as LockInfo) : null;
   }
 
   async lock(key: string, request: LockRequest, attempt = 0): Promise<LockInfo> {
@@ -128,7 +147,7 @@ export class LocalStateStore implements StateStore {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     } finally {
-      await rm(tmp, { force: true });
+      await removeTemp(tmp);
     }
     const holder = await this.readLock(file);
     if (holder) throw new StateLockedError(holder);

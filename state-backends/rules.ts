@@ -48,17 +48,34 @@ export function pulumiIdentity(parsed: PulumiCheckpoint): { serial: number; line
 
 /** A state as bytes with its identity, from the bytes alone (OpenTofu v4 JSON carries serial and lineage; a Pulumi checkpoint, see pulumiIdentity). */
 export function storedStateOf(bytes: Uint8Array): StoredState {
-  let parsed: { serial?: unknown; lineage?: unknown };
+  let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(bytes).toString("utf8"));
   } catch {
     throw new StateWriteRefused("Nothing was written: the state is not JSON. Write an OpenTofu v4 state (a JSON object with serial and lineage).");
   }
+  return storedStateOfParsed(parsed, bytes);
+}
+
+/**
+ * The same answer as storedStateOf(bytes) when `parsed` is what the bytes parse to (a document already parsed
+ * elsewhere, e.g. Postgres's jsonb, whose canonical JSON the bytes are): the identity is read from it, not parsed again.
+ */
+export function storedStateOfParsed(parsed: unknown, bytes: Uint8Array): StoredState {
   if (isPulumiCheckpoint(parsed)) return { bytes, ...pulumiIdentity(parsed), checksum: sha256Of(bytes).hex };
-  if (typeof parsed.serial !== "number" || !Number.isInteger(parsed.serial) || parsed.serial < 0 || typeof parsed.lineage !== "string" || !parsed.lineage) {
+  const p = (parsed ?? {}) as { serial?: unknown; lineage?: unknown };
+  if (typeof p.serial !== "number" || !Number.isInteger(p.serial) || p.serial < 0 || typeof p.lineage !== "string" || !p.lineage) {
     throw new StateWriteRefused("Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state.");
   }
-  return { bytes, serial: parsed.serial, lineage: parsed.lineage, checksum: sha256Of(bytes).hex };
+  return { bytes, serial: p.serial, lineage: p.lineage, checksum: sha256Of(bytes).hex };
+}
+
+/**
+ * The SHA-256 of what is stored under `key` (a read's `checksum`), or null when nothing is: through the store's own
+ * `checksum` where it has one (the bytes are hashed, not parsed as a state), else through `read`.
+ */
+export async function storedChecksum(store: StateStore, key: string): Promise<string | null> {
+  return store.checksum ? store.checksum(key) : ((await store.read(key))?.checksum ?? null);
 }
 
 /** What the write rules compare: a state's serial, lineage and checksum. */
@@ -124,8 +141,8 @@ export class StateBackend {
     return this.store.delete(key);
   }
 
-  async checksum(key: string): Promise<string | null> {
-    return (await this.store.read(key))?.checksum ?? null;
+  checksum(key: string): Promise<string | null> {
+    return storedChecksum(this.store, key);
   }
 }
 

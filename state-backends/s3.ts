@@ -11,6 +11,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
+import { sha256Of } from "../lib/artifacts";
 import { lockInfoSchema, type LockInfo } from "../lib/state-lock";
 import { STORE_VERSION, whoAmI } from "./store-common";
 import { lockInfoOf, StateLockedError, storedStateOf } from "./rules";
@@ -79,6 +80,11 @@ class S3StateStore implements StateStore {
   async read(key: string): Promise<StoredState | null> {
     const bytes = await this.getBytes(this.objectKey(key));
     return bytes ? storedStateOf(bytes) : null;
+  }
+
+  async checksum(key: string): Promise<string | null> {
+    const bytes = await this.getBytes(this.objectKey(key));
+    return bytes ? sha256Of(bytes).hex : null;
   }
 
   async write(key: string, state: StoredState): Promise<void> {

@@ -32,6 +32,11 @@ export interface StateStore {
   readonly kind: BackendKind;
   /** The state under `key`, or null when there is none. */
   read(key: string): Promise<StoredState | null>;
+  /**
+   * The SHA-256 hex of the bytes under `key` (what `read` answers as `checksum`), or null when there are none, without
+   * reading them as a state. Optional: without it, `read` answers it (rules.ts `storedChecksum`). The move's read-back uses it.
+   */
+  checksum?(key: string): Promise<string | null>;
   /** Replaces the state under `key` (the rules were checked already, under the lock). */
   write(key: string, state: StoredState): Promise<void>;
   /**

@@ -169,7 +169,7 @@ export const runnerAttempts = pgTable(
   (t) => [index("runner_attempts_job_idx").on(t.jobId)],
 );
 
-/** A component's Planton-managed state (OpenTofu v4 JSON) and its lock. */
+/** A component's Planton-managed state (OpenTofu v4 JSON) and its lock. Pages keep room for HOT updates (fillfactor 70, migration 0017). */
 export const stateObjects = pgTable("state_objects", {
   id: text("id").primaryKey(),
   orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),

@@ -84,5 +84,7 @@ export const stateMoveItems = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("state_move_items_move_idx").on(t.moveId, t.step), index("state_move_items_component_idx").on(t.componentId)],
+  // By move only: each step changes `step`, and an indexed column would rule out HOT updates (migration 0017, which
+  // also leaves room on the pages of this table, state_objects and infra_components: fillfactor 70).
+  (t) => [index("state_move_items_move_idx").on(t.moveId), index("state_move_items_component_idx").on(t.componentId)],
 );

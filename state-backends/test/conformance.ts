@@ -2,8 +2,8 @@
 // s3rver, Azure Blob on azurite, and the remote kinds when credentials are given. A kind's test file
 // calls `conformance(name, open)` with a function that opens a fresh store on a real server.
 import { describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
-import { StateBackend, StateLockedError, StateWriteRefused, storedStateOf } from "../rules";
+import { createHash, randomUUID } from "node:crypto";
+import { StateBackend, StateLockedError, StateWriteRefused, storedChecksum, storedStateOf } from "../rules";
 import type { StateStore } from "../types";
 
 /** The bytes of a state with this identity; `extra` changes the content, not the identity. */
@@ -50,6 +50,23 @@ export function conformance(name: string, open: () => Promise<StateStore>, optio
       expect(await b.checksum(k)).toBe(written.checksum);
       await b.unlock(k, lock.ID);
       await b.store.close?.();
+    });
+
+    it("answers the checksum of the stored bytes without reading them as a state, when the store can (the move's read-back)", async () => {
+      const store = await open();
+      if (!store.checksum) return void (await store.close?.());
+      const k = key();
+      expect(await store.checksum(k)).toBeNull();
+      const written = storedStateOf(state(1, "K1"));
+      await store.write(k, written);
+      expect(await store.checksum(k)).toBe(written.checksum);
+      expect(await storedChecksum(store, k)).toBe(written.checksum);
+      // Bytes that are no state (a copy damaged in place) still have a checksum, which then differs from the copied one.
+      const damaged = new TextEncoder().encode("not a state");
+      await store.write(k, { ...written, bytes: damaged });
+      expect(await store.checksum(k)).toBe(createHash("sha256").update(damaged).digest("hex"));
+      await store.delete(k);
+      await store.close?.();
     });
 
     it("creates a state only where there is none, when the store can create (the move's copy to a fresh key)", async () => {

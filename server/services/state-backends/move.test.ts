@@ -261,6 +261,36 @@ describe("the move's guarantees", () => {
     await expectMoved(setup, to);
   });
 
+  it("switches nothing when the copy read back is not the copied bytes: the item fails naming both checksums, the component stays where it was, unheld and unlocked; a retry copies it again", async () => {
+    const setup = await orgWithStates(1);
+    const to = await destination(setup, "local");
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("copied") });
+    await moveRun(move.id);
+    const [item] = (await getMove(t.db, setup.org.actor(), { id: move.id })).items;
+    expect(item.step).toBe("copied");
+    // Between the copy and the read-back, something puts an older version of the same state in the copy's place.
+    const store = await openStore(t.db, to);
+    const older = storedStateOf(new TextEncoder().encode(JSON.stringify(doc(item.serial! - 1, `lin-${item.componentId}`, "older"))));
+    await store.write(item.toKey, older);
+    await store.close?.();
+    await resumeMove(t.db, move.id);
+    const failed = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(failed.status).toBe("failed");
+    expect(failed.items[0]).toMatchObject({
+      step: "failed",
+      error: `Nothing was switched for component ${item.component}: the copy read back from ${to.name} (key ${item.toKey}) has checksum ${older.checksum}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`,
+    });
+    const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, item.componentId));
+    expect([comp.stateBackendId, comp.stateHold]).toEqual([null, null]);
+    const [obj] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, item.componentId));
+    expect([obj.movedToBackendId, obj.lockInfo]).toEqual([null, null]);
+    // The retry finds the older version there, replaces it under the destination's lock (as the write rules allow) and reads it back.
+    await retryMove(t.db, setup.org.actor(), { id: move.id });
+    await moveRun(move.id);
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id })).status).toBe("succeeded");
+    await expectMoved(setup, to);
+  });
+
   it("rolls one component back, copying back what was written on the new backend since the move", async () => {
     const setup = await orgWithStates(2);
     const to = await destination(setup, "s3");

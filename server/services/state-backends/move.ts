@@ -11,7 +11,7 @@ import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBa
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
-import { StateLockedError, storedStateOf, writeRefusal } from "@/state-backends/rules";
+import { StateLockedError, storedChecksum, writeRefusal } from "@/state-backends/rules";
 import { STORE_VERSION } from "@/state-backends/store-common";
 import type { StateStore, StoredState } from "@/state-backends/types";
 import type { Actor } from "../../actor";
@@ -23,7 +23,7 @@ import { accessErrorSentence, runAccessTest, type AccessCheck } from "./access-t
 import { openStore, type BackendRow } from "./open-store";
 import { unmovedPlantonStates } from "./planton-managed-usage";
 import { provisionersOf } from "./served";
-import { plantonManagedKey, plantonStateBytes, PlantonManagedStore } from "./planton-managed-store";
+import { plantonManagedKey, PlantonManagedStore, plantonStoredState } from "./planton-managed-store";
 
 /** NOTIFY channel of move progress: payload `<orgId>:<moveId>`, sent with every committed step. */
 export const STATE_MOVES_CHANNEL = "state_moves";
@@ -374,6 +374,8 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 interface RunItem extends ItemRow {
   component: string;
   environment: string;
+  /** moveLockId(id), worked out once (every step's statement sends it). */
+  lock: string;
 }
 
 interface RunContext {
@@ -413,7 +415,7 @@ async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<
       .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
       .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
       .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, ["pending", "held", "locked", "copied", "switched"])))
-      .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component, environment: r.environment }));
+      .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component, environment: r.environment, lock: moveLockId(r.item.id) }));
     // Chunks of 50 to 200 items, as many as fill every lane in each round (1 000 items: 8 of 125, not 5 of 200 with the fifth alone at the end).
     const lanes = opts.parallelChunks ?? 4;
     const rounds = Math.max(1, Math.ceil(items.length / (lanes * MAX_CHUNK)));
@@ -430,15 +432,24 @@ async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<
 
 type Copied = { checksum: string; size: number; serial: number };
 
+/** The columns of `v` a step's statement reads besides the item's id (the others stay null): what is sent is what is read. */
+type StepColumns = { cid?: string; backend?: string; key?: string; pm?: boolean; lock?: string } & Partial<Copied>;
+
 /**
  * Commits step `to` for the items still at `from`, in one statement (one round trip, all or nothing): the step's
- * own changes (`effects`: data-modifying CTEs over `v`, one row per item), the items' new step and the move's
- * NOTIFY (and the job queue's, when `queue`). A chunk's step is then one commit for all its items.
+ * own changes (`effects`: data-modifying CTEs over `v`, one row per item, with the `columns` they read), the items'
+ * new step and the move's NOTIFY (and the job queue's, when `queue`). A chunk's step is then one commit for all its items.
  */
-async function commitStep(ctx: RunContext, items: RunItem[], from: Step, to: Step, opts: { effects?: SQL; copied?: Map<string, Copied>; queue?: boolean } = {}) {
+async function commitStep(
+  ctx: RunContext,
+  items: RunItem[],
+  from: Step,
+  to: Step,
+  opts: { effects?: SQL; columns?: (i: RunItem) => StepColumns; copied?: Map<string, Copied>; queue?: boolean } = {},
+) {
   if (!items.length) return;
   const { orgId, id: moveId } = ctx.move;
-  const rows = JSON.stringify(items.map((i) => ({ id: i.id, cid: i.componentId, backend: i.toBackendId, key: i.toKey, pm: isPlanton(ctx, i), lock: moveLockId(i.id), ...opts.copied?.get(i.id) })));
+  const rows = JSON.stringify(items.map((i) => ({ id: i.id, ...opts.columns?.(i), ...opts.copied?.get(i.id) })));
   await ctx.db.execute(sql`
     with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, backend text, key text, pm boolean, lock text, checksum text, size int, serial int)),
     ${opts.effects ? sql`${opts.effects},` : sql``}
@@ -471,7 +482,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // held: the components' job queues wait (claim.ts skips held components).
   const pending = live().filter((i) => i.step === "pending");
   if (pending.length) {
-    await commitStep(ctx, pending, "pending", "held", { effects: sql`held as (update infra_components c set state_hold = ${ctx.move.id} from v where c.id = v.cid)` });
+    await commitStep(ctx, pending, "pending", "held", { columns: (i) => ({ cid: i.componentId }), effects: sql`held as (update infra_components c set state_hold = ${ctx.move.id} from v where c.id = v.cid)` });
     await stepDone("held");
   }
 
@@ -513,16 +524,18 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   if (toSwitch.length) {
     const verified: RunItem[] = [];
     await mapLimit(toSwitch, PER_CHUNK, async (item) => {
-      const back = await (await storeOf(ctx, item.toBackendId)).read(item.toKey).catch((e: Error) => e);
+      // The copy's bytes are read back and hashed (not parsed: equal checksums mean the bytes the copy wrote).
+      const back = await storedChecksum(await storeOf(ctx, item.toBackendId), item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
       if (back instanceof Error) return failItem(ctx, item, `Nothing was switched for component ${item.component}: reading its copy back from ${to} failed (${accessErrorSentence(back)}). Check the backend's access in Settings → State Backends, then retry.`);
-      if (back?.checksum !== item.checksum) {
-        return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back?.checksum ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
+      if (back !== item.checksum) {
+        return failItem(ctx, item, `Nothing was switched for component ${item.component}: the copy read back from ${to} (key ${item.toKey}) has checksum ${back ?? "none"}, not the copied ${item.checksum}. Retry the move; the state stays on its current backend until the checksums agree.`);
       }
       verified.push(item);
     });
     // One statement points every verified component at its destination; the Planton-managed copy stays, marked as moved, for the move's rollback.
     await commitStep(ctx, verified, "copied", "switched", {
+      columns: (i) => ({ cid: i.componentId, backend: i.toBackendId, key: i.toKey, pm: isPlanton(ctx, i) }),
       effects: sql`
         switched as (update infra_components c set state_backend_id = v.backend, state_key = v.key, updated_at = now() from v where c.id = v.cid),
         marked as (update state_objects s set moved_to_backend_id = v.backend, moved_at = now() from v where s.component_id = v.cid and v.pm)`,
@@ -537,6 +550,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     // Planton-managed locks (under the item's lock ID only) and the holds are released with the step, and the queue told.
     await commitStep(ctx, toFinish, "switched", "done", {
       queue: true,
+      columns: (i) => ({ cid: i.componentId, pm: isPlanton(ctx, i), lock: i.lock }),
       effects: sql`
         unlocked as (update state_objects s set lock_info = null, locked_by_job = null, updated_at = now() from v where v.pm and s.component_id = v.cid and s.lock_info->>'ID' = v.lock),
         released as (update infra_components c set state_hold = null from v where c.id = v.cid and c.state_hold = ${ctx.move.id})`,
@@ -549,8 +563,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
 async function lockSource(ctx: RunContext, item: RunItem): Promise<string | null> {
   try {
     const store = await storeOf(ctx, item.fromBackendId);
-    await store.lock(item.fromKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
-      if (e instanceof StateLockedError && e.holder.ID === moveLockId(item.id)) return e.holder;
+    await store.lock(item.fromKey, { ID: item.lock, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) }).catch(async (e) => {
+      if (e instanceof StateLockedError && e.holder.ID === item.lock) return e.holder;
       throw e;
     });
     return null;
@@ -581,15 +595,15 @@ async function copyItem(ctx: RunContext, item: RunItem, read?: StoredState | nul
       return copied;
     }
     try {
-      await dest.lock(item.toKey, { ID: moveLockId(item.id), Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
+      await dest.lock(item.toKey, { ID: item.lock, Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move) });
     } catch (e) {
       if (!(e instanceof StateLockedError)) throw e;
-      if (e.holder.ID !== moveLockId(item.id)) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
+      if (e.holder.ID !== item.lock) return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} is locked by ${e.holder.Who} (lock ${e.holder.ID}). Release that lock there, then retry.`;
     }
     const there = await dest.read(item.toKey);
     // An older version of this same state there (a rolled-back move left it) is replaced, as the write rules allow; any other state is not.
     if (there && writeRefusal(item.toKey, there, state)) {
-      await dest.unlock(item.toKey, moveLockId(item.id)).catch(() => {});
+      await dest.unlock(item.toKey, item.lock).catch(() => {});
       return `Nothing was copied for component ${item.component}: ${item.toKey} in ${toName} already holds a different state (serial ${there.serial}, lineage ${there.lineage}). Delete it there if it is not needed, or move this component to another backend (planton tofu state migrate-backend ${item.component} --to <backend>), then retry.`;
     }
     // The lock is ours and the rules allow the write; the same bytes already there count as copied.
@@ -606,7 +620,7 @@ async function releaseLocks(ctx: RunContext, item: RunItem, sides = { source: tr
   if (sides.source) locks.push([item.fromBackendId, item.fromKey]);
   for (const [backendId, key] of locks) {
     try {
-      await (await storeOf(ctx, backendId)).unlock(key, moveLockId(item.id));
+      await (await storeOf(ctx, backendId)).unlock(key, item.lock);
     } catch {
       // best effort: a lock left behind is ours by ID, and a retry releases it
     }
@@ -630,18 +644,21 @@ async function lockPlantonSources(ctx: RunContext, items: RunItem[]): Promise<{ 
   if (!items.length) return { refused, sources };
   const { orgId, id: moveId } = ctx.move;
   const info = JSON.stringify({ Operation: MOVE_LOCK_OPERATION, Who: who(ctx.move), Version: STORE_VERSION, Created: new Date().toISOString(), Info: "" });
-  const rows = JSON.stringify(items.map((i) => ({ id: i.id, cid: i.componentId, lock: moveLockId(i.id) })));
-  const [{ taken }] = rowsOf<{ taken: { cid: string; state: unknown }[] }>(
+  const rows = JSON.stringify(items.map((i) => ({ id: i.id, cid: i.componentId, lock: i.lock })));
+  // The states come back a row each (one row with no cid when none was locked; the NOTIFY is sent once either way):
+  // gathering them into one jsonb_agg document cost Postgres more than the locking itself.
+  const taken = rowsOf<{ cid: string | null; state: unknown }>(
     await ctx.db.execute(sql`
       with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, lock text)),
       taken as (
         update state_objects s set lock_info = ${info}::jsonb || jsonb_build_object('ID', v.lock, 'Path', s.key), locked_by_job = null, updated_at = now()
           from v where s.component_id = v.cid and s.org_id = ${orgId} and (s.lock_info is null or s.lock_info->>'ID' = v.lock)
         returning v.id, s.component_id, s.state),
-      stepped as (update state_move_items i set step = 'locked', updated_at = now() from taken t where i.id = t.id and i.step = 'held')
-      select coalesce(jsonb_agg(jsonb_build_object('cid', t.component_id, 'state', t.state)), '[]'::jsonb) as taken, pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`}) from taken t`),
+      stepped as (update state_move_items i set step = 'locked', updated_at = now() from taken t where i.id = t.id and i.step = 'held'),
+      notified as (select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`}))
+      select t.component_id as cid, t.state from notified left join taken t on true`),
   );
-  for (const t of taken) sources.set(t.cid, t.state == null ? null : storedStateOf(plantonStateBytes(t.state)));
+  for (const t of taken) if (t.cid) sources.set(t.cid, t.state == null ? null : plantonStoredState(t.state));
   for (const i of items) if (sources.has(i.componentId)) i.step = "locked";
   const missed = items.filter((i) => !sources.has(i.componentId));
   if (!missed.length) return { refused, sources };
@@ -667,7 +684,7 @@ async function lockPlantonSources(ctx: RunContext, items: RunItem[]): Promise<{ 
 async function readPlantonSources(ctx: RunContext, items: RunItem[]): Promise<Map<string, StoredState | null>> {
   if (!items.length) return new Map();
   const rows = await ctx.db.select({ cid: stateObjects.componentId, state: stateObjects.state }).from(stateObjects).where(inArray(stateObjects.componentId, items.map((i) => i.componentId)));
-  return new Map(rows.map((r) => [r.cid, r.state == null ? null : storedStateOf(plantonStateBytes(r.state))]));
+  return new Map(rows.map((r) => [r.cid, r.state == null ? null : plantonStoredState(r.state)]));
 }
 
 async function failItem(ctx: RunContext, item: RunItem, reason: string) {

@@ -8,7 +8,7 @@ import { stateObjects } from "@/db/schema";
 import { canonicalJson } from "@/lib/canonical-json";
 import { newId } from "@/lib/ids";
 import type { LockInfo } from "@/lib/state-lock";
-import { lockInfoOf, StateLockedError, storedStateOf } from "@/state-backends/rules";
+import { lockInfoOf, StateLockedError, storedStateOfParsed } from "@/state-backends/rules";
 import { STORE_VERSION, whoAmI } from "@/state-backends/store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "@/state-backends/types";
 import { appendStateVersion, stateChecksum } from "../state/state-versions";
@@ -20,9 +20,16 @@ export function plantonManagedKey(orgId: string, componentId: string): string {
   return `planton-managed/${orgId}/${componentId}/terraform.tfstate`;
 }
 
+const utf8 = new TextEncoder();
+
 /** The bytes a Planton-managed state is read as: its canonical JSON, whose SHA-256 is the checksum the row keeps. */
 export function plantonStateBytes(state: unknown): Uint8Array {
-  return new Uint8Array(Buffer.from(canonicalJson(state)));
+  return utf8.encode(canonicalJson(state));
+}
+
+/** A Planton-managed state (the row's jsonb, as the driver parsed it) as the store reads it: its canonical JSON's bytes, identity read from the document itself. */
+export function plantonStoredState(state: unknown): StoredState {
+  return storedStateOfParsed(state, plantonStateBytes(state));
 }
 
 export class PlantonManagedStore implements StateStore {
@@ -66,7 +73,7 @@ export class PlantonManagedStore implements StateStore {
     this.componentOf(key);
     const row = await this.row(key);
     if (!row || row.state == null) return null;
-    return storedStateOf(plantonStateBytes(row.state));
+    return plantonStoredState(row.state);
   }
 
   async write(key: string, state: StoredState): Promise<void> {

@@ -4,8 +4,7 @@ import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { environments, infraComponents, stateObjects } from "@/db/schema";
 import type { Actor } from "../../actor";
-import { storedStateOf } from "@/state-backends/rules";
-import { plantonStateBytes } from "./planton-managed-store";
+import { plantonStoredState } from "./planton-managed-store";
 import { provisionersOf } from "./served";
 
 /** Every state on Planton-managed storage not moved yet, with its component's provisioner. */
@@ -31,8 +30,8 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
     .orderBy(asc(environments.name), asc(infraComponents.name));
   const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
   return rows.map((r) => {
-    const bytes = exact ? plantonStateBytes(r.state) : null;
-    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: bytes?.byteLength ?? Number(r.approxSize), checksum: bytes ? storedStateOf(bytes).checksum : null };
+    const stored = exact ? plantonStoredState(r.state) : null;
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: stored?.bytes.byteLength ?? Number(r.approxSize), checksum: stored?.checksum ?? null };
   });
 }
 
