@@ -52,6 +52,7 @@ if (want("types")) {
   });
 }
 
+// The build comes before the tests: integration tests run the built console as its own process.
 let built = false;
 if (want("unit") || want("e2e")) {
   built = await runAsync("production build", process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"]);
@@ -62,6 +63,9 @@ if (want("unit") || want("e2e")) {
 }
 await types;
 
+// The CLI suites start hundreds of `planton` processes, the job suites dozens of runners: they start
+// from esbuild bundles (scripts/bundles.mjs), built here once rather than by the first of them. Should
+// one fail to build, they still run (through tsx, slowly): that is reported, not hidden.
 if (want("unit") || want("e2e")) {
   if (!run("CLI and runner bundles", process.execPath, [path.join(root, "scripts/bundles.mjs")])) {
     failed++;

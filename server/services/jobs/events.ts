@@ -1,6 +1,6 @@
 // Progress events: one append-only stream per job with a gap-free seq. Appends take the job's row
 // lock, so seqs never skip or repeat; a runner's batch is idempotent by (attempt, runner seq).
-// NOTIFY job_events '<jobId>:<seq>' is issued inside the transaction, so Postgres delivers it after commit.
+// NOTIFY job_events '<jobId>:<seq>' is issued by the appending statement, so Postgres delivers it after commit.
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { rowsOf, type DatabaseHandle, type Queryable } from "@/db/client";
 import { isUniqueViolation } from "../../errors";

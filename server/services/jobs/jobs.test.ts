@@ -209,6 +209,17 @@ describe("cancel, resume, rerun", () => {
   });
 });
 
+/** Until `n` sessions on this database (whose query is like `query`) wait for a lock: the signal a race test waits on. */
+async function lockWaiters(n: number, query = "%"): Promise<void> {
+  for (;;) {
+    const [{ waiting }] = rowsOf<{ waiting: number }>(
+      await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like ${query}`),
+    );
+    if (waiting >= n) return;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 describe("progress events", () => {
   it("are gap-free per job, and a retried runner batch is stored once", async () => {
     const { org, component } = await orgWithComponent(t.db);
@@ -247,13 +258,7 @@ describe("progress events", () => {
     });
     await held;
     const uploads = [appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3)]), appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3), ev(4)])];
-    for (;;) {
-      const [{ waiting }] = rowsOf<{ waiting: number }>(
-        await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%jsonb_to_recordset%'`),
-      );
-      if (waiting === 2) break;
-      await new Promise((r) => setImmediate(r));
-    }
+    await lockWaiters(2, "%jsonb_to_recordset%");
     release();
     await holder;
     const results = await Promise.all(uploads);
@@ -286,13 +291,7 @@ describe("progress events", () => {
     // Cancelling ends the job: it waits for the state call (which may be writing state for it).
     let cancelled = false;
     const cancel = cancelJob(t.db, org.actor(), { jobId: job.id }).then((r) => ((cancelled = true), r));
-    for (;;) {
-      const [{ waiting }] = rowsOf<{ waiting: number }>(
-        await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`),
-      );
-      if (waiting > 0) break;
-      await new Promise((r) => setImmediate(r));
-    }
+    await lockWaiters(1);
     expect(cancelled).toBe(false);
     release();
     await stateCall;

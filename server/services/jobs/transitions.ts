@@ -17,9 +17,13 @@ export const JOB_QUEUED_CHANNEL = "job_queued";
 
 const phase = (r: Phase): Phase => ({ status: r.status, result: r.result });
 
-/** The job, row-locked for the rest of the transaction. */
-export async function lockJob(tx: Queryable, jobId: string): Promise<JobRow | undefined> {
-  const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, jobId)).for("update");
+/**
+ * The job, row-locked for the rest of the transaction: FOR UPDATE by every path that ends, requeues or
+ * replaces an attempt; `key share` by writes that only need the job not to end meanwhile (they let event
+ * uploads, which take `no key update`, go on, and the FOR UPDATE paths wait for them).
+ */
+export async function lockJob(tx: Queryable, jobId: string, strength: "update" | "key share" = "update"): Promise<JobRow | undefined> {
+  const [job] = await tx.select().from(infraJobs).where(eq(infraJobs.id, jobId)).for(strength);
   return job;
 }
 

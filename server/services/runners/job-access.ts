@@ -38,7 +38,7 @@ export async function jobAccess(db: Queryable, token: string | null, jobId: stri
  * uploads (`no key update`) go on meanwhile.
  */
 export async function lockLiveJob(tx: Queryable, access: JobAccess, strength: "update" | "key share" = "update") {
-  const job = strength === "update" ? await lockJob(tx, access.jobId) : (await tx.select().from(infraJobs).where(eq(infraJobs.id, access.jobId)).for("key share"))[0];
+  const job = await lockJob(tx, access.jobId, strength);
   await checkAttempt(tx, access.claims, access.jobId, "running");
   return job!;
 }
