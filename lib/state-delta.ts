@@ -22,14 +22,29 @@ export interface DeltaResource {
 }
 
 /**
- * From one state to the next: every resource entry that changed (its whole entry with all its instances,
- * or null when it is gone), the top-level fields that changed (serial always), and, only when applying
- * the entries would not give the engine's order of resources, that order.
+ * Some instances of a resource entry that changed: `set` replaces the instance with the same index_key or
+ * is added in the kept order, `removed` names instances by index_key (null: the one without a key). A
+ * walk over a `count` of 500 sends the instance it wrote, not the 500 (each change the size of the change).
+ */
+export interface InstancesPatch {
+  set: unknown[];
+  removed: (string | number | null)[];
+}
+
+/**
+ * A resource entry's change: its whole entry with all its instances (null when it is gone), or, when only
+ * some of its instances changed and applying them gives the engine's entry exactly, those instances.
+ */
+export type ResourceChangeOfState = { key: string; entry: DeltaResource | null; instances?: undefined } | { key: string; instances: InstancesPatch; entry?: undefined };
+
+/**
+ * From one state to the next: every resource entry that changed, the top-level fields that changed
+ * (serial always), and, only when applying the entries would not give the engine's order of resources, that order.
  */
 export interface StateDelta {
   serial: number;
   lineage: string;
-  resources: { key: string; entry: DeltaResource | null }[];
+  resources: ResourceChangeOfState[];
   fields?: Record<string, unknown>;
   order?: string[];
 }
@@ -48,6 +63,33 @@ export function sortResources<T extends Pick<DeltaResource, "module" | "mode" | 
   resources.sort((a, b) => resourceOrder(a).localeCompare(resourceOrder(b)));
 }
 
+type IndexKey = string | number | undefined;
+const indexKeyOf = (instance: unknown): IndexKey => (instance as { index_key?: string | number }).index_key;
+
+/** The order instances are kept in within an entry, as OpenTofu writes them: numeric keys ascending, string keys by name. */
+export function compareInstanceKeys(a: IndexKey, b: IndexKey): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a ?? "").localeCompare(String(b ?? ""));
+}
+
+/** `entry` with `patch` applied (not changed): instances replaced in place, removed, or added in the kept order. */
+function patchEntry(entry: DeltaResource, patch: InstancesPatch): DeltaResource {
+  const removed = new Set(patch.removed);
+  const instances = removed.size ? entry.instances.filter((x) => !removed.has(indexKeyOf(x) ?? null)) : [...entry.instances];
+  const at = new Map(instances.map((x, i) => [indexKeyOf(x) ?? null, i]));
+  let added = false;
+  for (const x of patch.set) {
+    const i = at.get(indexKeyOf(x) ?? null);
+    if (i !== undefined) instances[i] = x;
+    else {
+      at.set(indexKeyOf(x) ?? null, instances.push(x) - 1);
+      added = true;
+    }
+  }
+  if (added) instances.sort((a, b) => compareInstanceKeys(indexKeyOf(a), indexKeyOf(b)));
+  return { ...entry, instances };
+}
+
 /** The one checksum of a state's content: SHA-256 of its canonical JSON (so jsonb's key order never changes it). */
 export function stateDigest(state: unknown): { checksum: string; size: number } {
   const bytes = canonicalJson(state);
@@ -62,9 +104,12 @@ export function applyStateDelta<S extends DeltaState>(base: S, delta: StateDelta
   const next = { ...base, ...(delta.fields ?? {}), serial: delta.serial, lineage: base.lineage } as S;
   let resources = [...base.resources];
   let added = false;
-  for (const { key, entry } of delta.resources) {
+  for (const { key, entry, instances } of delta.resources) {
     const i = resources.findIndex((r) => resourceKey(r) === key);
-    if (!entry) {
+    if (instances) {
+      if (i < 0) throw new Error(`The state change updates instances of ${key}, which the state does not have; it was not applied.`);
+      resources[i] = patchEntry(resources[i], instances);
+    } else if (!entry) {
       if (i >= 0) resources.splice(i, 1);
     } else if (i >= 0) resources[i] = entry;
     else {
@@ -85,31 +130,70 @@ export function applyStateDelta<S extends DeltaState>(base: S, delta: StateDelta
  * `touched`, when the caller knows it, names the only resource entries that may have changed in place:
  * the others present on both sides are taken as equal without encoding them (entries added or removed are
  * always found), so a walk that saves after each resource does not re-encode the whole state each time.
+ * An entry or instance object shared by both sides (the engine's snapshots share what did not change) is
+ * equal without being encoded, so a change costs what changed, not the size of its entry or the state.
  */
 export function diffStates(from: DeltaState, to: DeltaState, touched?: ReadonlySet<string>): StateDelta {
   const before = new Map(from.resources.map((r) => [resourceKey(r), r]));
   const after = new Set<string>();
   const resources: StateDelta["resources"] = [];
+  let reshaped = false;
   for (const r of to.resources) {
     const key = resourceKey(r);
     after.add(key);
     const old = before.get(key);
-    if (!old || ((!touched || touched.has(key)) && canonicalJson(old) !== canonicalJson(r))) resources.push({ key, entry: r });
+    if (!old) {
+      resources.push({ key, entry: r });
+      reshaped = true;
+    } else if (old !== r && (!touched || touched.has(key))) {
+      const change = entryChange(key, old, r);
+      if (change) resources.push(change);
+    }
   }
-  for (const key of before.keys()) if (!after.has(key)) resources.push({ key, entry: null });
+  for (const key of before.keys()) {
+    if (after.has(key)) continue;
+    resources.push({ key, entry: null });
+    reshaped = true;
+  }
   const fields: Record<string, unknown> = {};
   const a = from as unknown as Record<string, unknown>;
   const b = to as unknown as Record<string, unknown>;
   for (const f of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if (f === "resources" || f === "serial" || f === "lineage") continue;
     // A field the next state lacks is left as it was (a v4 state never drops one); null is a value.
-    if (f in b && (!(f in a) || canonicalJson(a[f]) !== canonicalJson(b[f]))) fields[f] = b[f];
+    if (f in b && (!(f in a) || (a[f] !== b[f] && canonicalJson(a[f]) !== canonicalJson(b[f])))) fields[f] = b[f];
   }
   const delta: StateDelta = { serial: to.serial, lineage: to.lineage, resources, ...(Object.keys(fields).length ? { fields } : {}) };
-  const rebuilt = applyStateDelta(from, delta).resources.map(resourceKey);
-  const wanted = to.resources.map(resourceKey);
-  if (rebuilt.join("\u0001") !== wanted.join("\u0001")) delta.order = wanted;
+  // With no entry added or removed, applying the delta keeps `from`'s order (entries are replaced in place):
+  // the orders are compared key by key, without rebuilding the state.
+  const wanted = () => to.resources.map(resourceKey);
+  if (reshaped) {
+    if (applyStateDelta(from, delta).resources.map(resourceKey).join("\u0001") !== wanted().join("\u0001")) delta.order = wanted();
+  } else if (from.resources.some((r, i) => r !== to.resources[i] && resourceKey(r) !== resourceKey(to.resources[i]))) delta.order = wanted();
   return delta;
+}
+
+/** One entry's change from `old` to `now` (same key), or null when they are equal: the instances that changed, when that rebuilds `now` exactly. */
+function entryChange(key: string, old: DeltaResource, now: DeltaResource): ResourceChangeOfState | null {
+  const { instances: oldInstances, ...oldFields } = old;
+  const { instances: newInstances, ...newFields } = now;
+  if (canonicalJson(oldFields) !== canonicalJson(newFields)) return { key, entry: now };
+  const olds = new Map(oldInstances.map((x) => [indexKeyOf(x) ?? null, x]));
+  const set: unknown[] = [];
+  for (const x of newInstances) {
+    const was = olds.get(indexKeyOf(x) ?? null);
+    if (was !== x && (was === undefined || canonicalJson(was) !== canonicalJson(x))) set.push(x);
+  }
+  const kept = new Set(newInstances.map((x) => indexKeyOf(x) ?? null));
+  const removed = [...olds.keys()].filter((k) => !kept.has(k));
+  const patch: InstancesPatch = { set, removed };
+  // The patch must give the engine's instances in the engine's order (a stored entry may be kept in another order).
+  const rebuilt = patchEntry(old, patch).instances;
+  const sameOrder = rebuilt.length === newInstances.length && rebuilt.every((x, i) => indexKeyOf(x) === indexKeyOf(newInstances[i]));
+  if (!set.length && !removed.length && sameOrder) return null;
+  // A patch as large as the entry saves nothing (a resource without count or for_each): the entry is sent whole.
+  if (!sameOrder || set.length + removed.length >= newInstances.length) return { key, entry: now };
+  return { key, instances: patch };
 }
 
 const deltaResource = z.looseObject({ module: z.string().optional(), mode: z.string().optional(), type: z.string().min(1), name: z.string().min(1), instances: z.array(z.unknown()) });
@@ -118,7 +202,12 @@ const deltaResource = z.looseObject({ module: z.string().optional(), mode: z.str
 export const stateDeltaSchema = z.object({
   serial: z.number().int().min(0),
   lineage: z.string().min(1),
-  resources: z.array(z.object({ key: z.string().min(1), entry: deltaResource.nullable() }).refine((r) => !r.entry || resourceKey(r.entry) === r.key, "a resource entry's key must be its module, mode, type and name")),
+  resources: z.array(
+    z.union([
+      z.object({ key: z.string().min(1), entry: deltaResource.nullable() }).refine((r) => !r.entry || resourceKey(r.entry) === r.key, "a resource entry's key must be its module, mode, type and name"),
+      z.object({ key: z.string().min(1), instances: z.object({ set: z.array(z.looseObject({ index_key: z.union([z.string(), z.number()]).optional() })), removed: z.array(z.union([z.string(), z.number(), z.null()])) }) }),
+    ]),
+  ),
   fields: z.record(z.string(), z.unknown()).optional(),
   order: z.array(z.string()).optional(),
 });

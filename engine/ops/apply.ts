@@ -1,7 +1,7 @@
 import { parseModule } from "../config/module";
 import { EngineError, StalePlanError } from "../errors";
 import { Graph, walk } from "../graph/graph";
-import { cloneState, findInstance, listInstances, parseInstanceAddress, sameContent, setInstance } from "../state/state";
+import { cloneState, findInstance, listInstances, parseInstanceAddress, sameContent, setInstance, snapshotState } from "../state/state";
 import { configAddressOf } from "../state/address";
 import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic, ResourceChange, SavedPlan, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
@@ -63,7 +63,7 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   let bumped = false;
   // What the backend holds, which the next delta is made from: the state the apply started on (the plan's
   // prior state may differ from it by what the plan's refresh found).
-  let stored: StateV4 | null = opts.state ? cloneState(opts.state) : null;
+  let stored: StateV4 | null = opts.state;
   // Serialised, so snapshots reach storage in order; serial moves only when content changed.
   // Resource entries changed since the last save (by the walk); null: anything may have (a full comparison).
   let touched: Set<string> | null = null;
@@ -76,7 +76,8 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
       // Taken with the snapshot, in one turn: an entry a walker is changing was touched before its first write.
       const only = touched;
       touched = new Set();
-      const snapshot = cloneState(working);
+      // Entries no walker touched since the last save are shared with it (never written again), not copied.
+      const snapshot = snapshotState(working, lastPersisted, only);
       if (opts.persistDelta) {
         // The change itself says whether anything changed: the whole state is not encoded twice per resource.
         const from = stored ?? { serial: 0, lineage: snapshot.lineage, resources: [] };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { StateInstance, StateResource, StateV4 } from "../types";
-import { sortResources } from "../../lib/state-delta";
+import { compareInstanceKeys, resourceKey, sortResources } from "../../lib/state-delta";
 import { canonicalJson } from "../values";
 import { ENGINE_VERSION } from "../version";
 import { formatAddress, formatModule, parseAddress, parseModuleAddress, type InstanceKey } from "./address";
@@ -11,6 +11,21 @@ export function emptyState(lineage: string = randomUUID()): StateV4 {
 
 export function cloneState(s: StateV4): StateV4 {
   return structuredClone(s);
+}
+
+/**
+ * A copy of `s` that later writes to `s` never reach, sharing with `previous` (an earlier snapshot of `s`)
+ * each resource entry not in `touched` (keys as `resourceKey` gives them; null: any entry may have changed).
+ * setInstance changes an entry and its instance list in place but never an instance object, so a changed
+ * entry is copied with its list and shares its instance objects: a snapshot costs the entries that changed.
+ */
+export function snapshotState(s: StateV4, previous: StateV4, touched: ReadonlySet<string> | null): StateV4 {
+  const kept = touched ? new Map(previous.resources.map((r) => [resourceKey(r), r])) : new Map<string, StateResource>();
+  const resources = s.resources.map((r) => {
+    const key = resourceKey(r);
+    return (!touched?.has(key) && kept.get(key)) || { ...r, instances: [...r.instances] };
+  });
+  return { ...s, resources };
 }
 
 /** Same content apart from serial and engine version? (Then serial need not move.) */
@@ -40,11 +55,6 @@ export function findInstance(s: StateV4, addr: string): StateInstance | undefine
   return s.resources.find((r) => r.type === type && r.name === name && (r.module ?? "") === module && (r.mode ?? "managed") === mode)?.instances.find((x) => x.index_key === index);
 }
 
-const compareKeys = (a: InstanceKey | undefined, b: InstanceKey | undefined): number => {
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  return String(a ?? "").localeCompare(String(b ?? ""));
-};
-
 /** Writes (or with null, removes) one instance, keeping resources sorted like OpenTofu does. */
 export function setInstance(s: StateV4, addr: string, provider: string, instance: StateInstance | null): void {
   const { type, name, index, module, mode } = parseInstanceAddress(addr);
@@ -62,7 +72,7 @@ export function setInstance(s: StateV4, addr: string, provider: string, instance
     const inst = index !== undefined ? { index_key: index, ...rest } : rest;
     if (i >= 0) res.instances[i] = inst;
     else res.instances.push(inst);
-    res.instances.sort((a, b) => compareKeys(a.index_key, b.index_key));
+    res.instances.sort((a, b) => compareInstanceKeys(a.index_key, b.index_key));
   } else if (i >= 0) res.instances.splice(i, 1);
   if (res.instances.length === 0) s.resources = s.resources.filter((r) => r !== res);
 }
