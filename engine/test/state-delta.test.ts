@@ -2,7 +2,9 @@
 // that moved, and the changes replayed onto what the backend held give exactly the engine's final state.
 import { describe, expect, it } from "vitest";
 import { applyStateDelta, resourceKey, stateDigest, type DeltaState } from "../../lib/state-delta";
+import { canonicalJson } from "../../lib/canonical-json";
 import { apply, plan } from "../index";
+import { emptyState, setInstance, snapshotState } from "../state/state";
 import type { StateChange, StateV4 } from "../types";
 import { applied, writeModule } from "./helpers";
 
@@ -88,5 +90,52 @@ describe("apply's state as resource-level changes", () => {
     expect(stateDigest(replay(stored, changes)).checksum).toBe(stateDigest(r.state).checksum);
     // Every save but the first was compared on the entries the walk touched; each change still moved the serial by one.
     expect(changes.map((c) => c.delta.serial)).toEqual(changes.map((_, i) => stored.serial + i + 1));
+  });
+
+  it("a walk over a count sends each instance it wrote, not the whole entry each time", async () => {
+    const mod = (v: string) => `resource "terraform_data" "d" {\n  count = 20\n  input = "${v}-\${count.index}"\n}\n`;
+    const stored = await applied({ moduleDir: await writeModule({ "main.tf": mod("a") }), state: null });
+    const p = await plan({ moduleDir: await writeModule({ "main.tf": mod("b") }), state: stored });
+    const changes: StateChange[] = [];
+    const r = await apply({ state: stored, parallelism: 1, persistDelta: (c) => void changes.push(structuredClone(c)) }, p.plan);
+    expect(r.status).toBe("applied");
+    const written = changes.flatMap((c) => c.delta.resources);
+    // One instance a change, each instance once (in the walk's order).
+    expect(written.map((x) => x.instances?.set.length)).toEqual(Array(20).fill(1));
+    expect(written.map((x) => (x.instances!.set[0] as { index_key: number }).index_key).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(stateDigest(replay(stored, changes)).checksum).toBe(stateDigest(r.state).checksum);
+  });
+});
+
+describe("apply's snapshots", () => {
+  const write = (s: StateV4, addr: string, value: string) => setInstance(s, addr, "p", { schema_version: 0, attributes: { id: value }, sensitive_attributes: [], dependencies: [] });
+
+  it("share the entries no walker touched, and never an entry or list written after them", () => {
+    const working = emptyState("L");
+    for (let i = 0; i < 3; i++) write(working, `terraform_data.a[${i}]`, `a${i}`);
+    write(working, "terraform_data.b", "b");
+    const first = snapshotState(working, working, null);
+    const firstBytes = canonicalJson(first);
+    write(working, "terraform_data.a[1]", "changed");
+    write(working, "terraform_data.a[3]", "added");
+    const second = snapshotState(working, first, new Set(["terraform_data.a"]));
+    // The earlier snapshot still holds what it held; the later one has the writes.
+    expect(canonicalJson(first)).toBe(firstBytes);
+    expect(canonicalJson(second)).toBe(canonicalJson(working));
+    const [a1, b1] = first.resources;
+    const [a2, b2] = second.resources;
+    expect(b2).toBe(b1);
+    expect(a2).not.toBe(a1);
+    expect(a2).not.toBe(working.resources[0]);
+    expect(a2.instances).not.toBe(working.resources[0].instances);
+    // An instance no one wrote is shared; the written one is the new object.
+    expect(a2.instances[0]).toBe(a1.instances[0]);
+    expect(a2.instances[1]).not.toBe(a1.instances[1]);
+    // Writes after the snapshot never reach it.
+    write(working, "terraform_data.a[0]", "later");
+    write(working, "terraform_data.b", "later");
+    expect(canonicalJson(second)).not.toBe(canonicalJson(working));
+    expect((second.resources[0].instances[0].attributes as { id: string }).id).toBe("a0");
+    expect((second.resources[1].instances[0].attributes as { id: string }).id).toBe("b");
   });
 });
