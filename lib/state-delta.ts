@@ -178,6 +178,12 @@ function entryChange(key: string, old: DeltaResource, now: DeltaResource): Resou
   const { instances: oldInstances, ...oldFields } = old;
   const { instances: newInstances, ...newFields } = now;
   if (canonicalJson(oldFields) !== canonicalJson(newFields)) return { key, entry: now };
+  // The walk's usual case: the same instances in the same places, some of them written (shared ones are equal).
+  if (oldInstances.length === newInstances.length && oldInstances.every((x, i) => x === newInstances[i] || indexKeyOf(x) === indexKeyOf(newInstances[i]))) {
+    const written = newInstances.filter((x, i) => x !== oldInstances[i] && canonicalJson(x) !== canonicalJson(oldInstances[i]));
+    if (!written.length) return null;
+    return written.length >= newInstances.length ? { key, entry: now } : { key, instances: { set: written, removed: [] } };
+  }
   const olds = new Map(oldInstances.map((x) => [indexKeyOf(x) ?? null, x]));
   const set: unknown[] = [];
   for (const x of newInstances) {
