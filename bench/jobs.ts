@@ -1,13 +1,14 @@
 // Jobs benchmark: throughput, claim latency and event latency of Infra Jobs through the real
 // parts — the built console (`scripts/serve.mjs`) on a throwaway Postgres (a second console process on
 // it for the split run), real runner processes running the builtin engine on a module with many
-// resources, and viewers on the real live event stream (GET /api/v1/jobs/{id}/events/stream, read by lib/client as the CLI does). It prints figures; it asserts nothing about time.
+// resources, and viewers on the real live event stream (GET /api/v1/jobs/{id}/events/stream, each split into events as its bytes arrive, or with --viewer client read by lib/client as the CLI does). It prints figures; it asserts nothing about time.
 //
 //   npm run bench                      (about 5 minutes on a busy 2-core machine)
 //   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
 //   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,10,100,300
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -20,6 +21,8 @@ import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
 import { apiClient, type ApiClient } from "../test/api-client";
 import { createPlantonClient } from "../lib/client";
+import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "../lib/job-event-stream";
+import type { ProgressEvent } from "../lib/runner-protocol";
 import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/console-server";
 import { stateWriteRows } from "./state-writes";
 import { seedTestOrg, type TestOrg } from "../test/fixtures";
@@ -38,9 +41,17 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
   --subscribers 1,10,100  concurrent viewers of the live event stream on one running job (default 1,10,100)
   --split N             then N viewers split across two console processes on the same Postgres (default 100; 0 skips)
+  --viewer raw|client   how the viewers read the stream: raw (default) splits each chunk into events as it arrives
+                        and stamps them with its arrival; client reads through lib/client's async iteration, as
+                        the CLI's follow does (its per-event cost, times 100 viewers in this process, competes
+                        with the server for the same cores)
   --cpu-prof DIR        the consoles and runners write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
+
+function badViewer(v: string | undefined): never {
+  throw new Error(`--viewer takes raw or client, not ${v}`);
+}
 
 function parameters() {
   const { values } = parseArgs({
@@ -53,6 +64,7 @@ function parameters() {
       "claim-samples": { type: "string" },
       subscribers: { type: "string" },
       split: { type: "string" },
+      viewer: { type: "string", default: "raw" },
       "cpu-prof": { type: "string" },
       help: { type: "boolean", default: false },
     },
@@ -78,6 +90,7 @@ function parameters() {
     claimSamples: int("claim-samples", values["claim-samples"], q ? 5 : 20, 0),
     subscribers: list("subscribers", values.subscribers, [1, 10, 100]),
     split: int("split", values.split, 100, 0),
+    viewer: values.viewer === "client" || values.viewer === "raw" ? values.viewer : badViewer(values.viewer),
     cpuProf: values["cpu-prof"],
   };
 }
@@ -226,7 +239,7 @@ async function main() {
   console.log(`machine: ${os.cpus().length} cores, ${cpuModel}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}; node ${process.version}`);
   console.log(
     `parameters: ${p.quick ? "--quick; " : ""}module ${p.resources} × (random_id → terraform_data → local_file) + 1 = ${3 * p.resources + 1} resources; ` +
-      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}`,
+      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}; viewers read the stream ${p.viewer === "raw" ? "raw (events stamped on their chunk's arrival)" : "through lib/client (the CLI's follow)"}`,
   );
 
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) note("no build of the console yet: running next build (not timed)…");
@@ -545,7 +558,7 @@ const SERVER_MADE = new Set(["job_status", "operation_status"]);
 
 /**
  * One update job with `subscribers` viewers on the live event stream (GET /api/v1/jobs/{id}/events/stream,
- * through lib/client as the CLI's follow reads it), viewer i on console i mod consoles.length; the
+ * read raw or through lib/client as the CLI's follow reads it: --viewer), viewer i on console i mod consoles.length; the
  * runner talks to the first console. Viewers connect before a runner exists.
  */
 async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServer[] = [ctx.server]) {
@@ -566,13 +579,15 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
   const clients = consoles.map((c) => createPlantonClient({ url: c.url, token: ctx.token }));
   const finished = Array.from({ length: subscribers }, async (_, i) => {
     let first = true;
-    for await (const e of clients[i % clients.length].jobs.streamEvents(job.id, { signal: abort.signal })) {
-      receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at: Date.now() });
+    const got = (e: ProgressEvent, at: number) => {
+      receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at });
       if (first) {
         first = false;
         if (++connected === subscribers) allConnected();
       }
-    }
+    };
+    if (ctx.p.viewer === "raw") await readStreamRaw(consoles[i % consoles.length].url, ctx.token, job.id, abort.signal, got);
+    else for await (const e of clients[i % clients.length].jobs.streamEvents(job.id, { signal: abort.signal })) got(e, Date.now());
   });
   const failed = Promise.race(finished).then(
     () => new Promise<never>(() => {}),
@@ -623,6 +638,62 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
     abort.abort();
     await Promise.allSettled(finished);
     await unlisten();
+  }
+}
+
+/**
+ * A viewer with `--viewer raw`: the same stream and the same wire format (lib/job-event-stream.ts), read
+ * without lib/client's per-event async iteration: each chunk is split into messages as it arrives and
+ * every event in it is stamped with the chunk's arrival time. With 100 viewers in this one process the
+ * per-event async hops of lib/client (the CLI reads one stream, not a hundred) took as much CPU as the
+ * server under test, on the same two cores, and a burst was stamped in the order the process got to it.
+ * Reconnects with Last-Event-ID as lib/client does; a failure to reconnect fails the run.
+ */
+async function readStreamRaw(base: string, token: string, jobId: string, signal: AbortSignal, got: (e: ProgressEvent, at: number) => void): Promise<void> {
+  let last = 0;
+  for (let failures = 0; ; ) {
+    const ended = await new Promise<boolean>((resolve, reject) => {
+      const req = http.get(
+        new URL(`/api/v1${jobEventStreamPath(jobId)}`, base),
+        { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": String(last) }, signal },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new Error(`event stream answered ${res.statusCode}`));
+          }
+          res.setEncoding("utf8");
+          let buffered = "";
+          res.on("data", (chunk: string) => {
+            const at = Date.now();
+            buffered += chunk;
+            const frames = buffered.split("\n\n");
+            buffered = frames.pop()!;
+            for (const frame of frames) {
+              if (frame.startsWith(`event: ${JOB_STREAM_END_EVENT}`)) {
+                res.destroy();
+                return resolve(true);
+              }
+              const data = frame.split("\n").find((l) => l.startsWith("data: "));
+              if (!data) continue; // a comment (stream open, heartbeat)
+              const e = decodeEventMessage(data.slice(6));
+              if (e.seq <= last) continue;
+              last = e.seq;
+              failures = 0;
+              got(e, at);
+            }
+          });
+          res.on("end", () => resolve(false));
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+    }).catch((err: unknown) => {
+      if (signal.aborted) return true;
+      if (++failures > 10) throw err;
+      return false;
+    });
+    if (ended || signal.aborted) return;
+    await sleep(250);
   }
 }
 
