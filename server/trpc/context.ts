@@ -52,9 +52,16 @@ export async function resolveCaller(db: Database, auth: Auth, headers: Headers):
   return { userId: session.user.id, email: session.user.email, name: session.user.name };
 }
 
+/**
+ * How fresh a token's "last used" is kept: a call writes it only when it is older than this, so a CLI
+ * following a job (or a script's burst of calls) does not write the token's row on every request. The
+ * API tokens page shows it as relative time ("2 minutes ago").
+ */
+export const TOKEN_LAST_USED_PRECISION_MS = 60_000;
+
 export async function callerFromApiToken(db: Database, token: string): Promise<Caller | null> {
   const [row] = await db
-    .select({ id: apiTokens.id, orgId: apiTokens.orgId, name: apiTokens.name, userId: users.id, email: users.email, userName: users.name })
+    .select({ id: apiTokens.id, orgId: apiTokens.orgId, name: apiTokens.name, lastUsedAt: apiTokens.lastUsedAt, userId: users.id, email: users.email, userName: users.name })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
     .where(
@@ -65,6 +72,7 @@ export async function callerFromApiToken(db: Database, token: string): Promise<C
       ),
     );
   if (!row) return null;
-  await db.update(apiTokens).set({ lastUsedAt: new Date() }).where(eq(apiTokens.id, row.id));
+  const now = new Date();
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= TOKEN_LAST_USED_PRECISION_MS) await db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id));
   return { userId: row.userId, email: row.email, name: row.userName, tokenOrgId: row.orgId, tokenName: row.name };
 }

@@ -4,7 +4,7 @@ import { apiTokens } from "@/db/schema";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { auditCount, auditOf, callerAs, refusal, seedSettingsOrg, type SettingsOrg } from "../../../test/settings";
 import { sha256Hex } from "../../crypto";
-import { callerFromApiToken } from "../../trpc/context";
+import { callerFromApiToken, TOKEN_LAST_USED_PRECISION_MS } from "../../trpc/context";
 import { createApiToken, listApiTokens, revokeApiToken } from "./api-tokens";
 import { acceptInvitation } from "../accounts/invitations";
 
@@ -31,6 +31,16 @@ describe(`API tokens (${testDriver})`, () => {
 
     const caller = await callerFromApiToken(t.db, created.token);
     expect(caller).toMatchObject({ userId: org.users.viewer.userId, tokenOrgId: org.orgId, tokenName: "laptop-cli" });
+    // "Last used" is written at most once a minute per token, not on every call.
+    const usedAt = async () => (await t.db.select({ at: apiTokens.lastUsedAt }).from(apiTokens).where(eq(apiTokens.id, created.id)))[0].at;
+    const first = await usedAt();
+    expect(first).toEqual(expect.any(Date));
+    await callerFromApiToken(t.db, created.token);
+    expect(await usedAt()).toEqual(first);
+    const older = new Date(first!.getTime() - TOKEN_LAST_USED_PRECISION_MS);
+    await t.db.update(apiTokens).set({ lastUsedAt: older }).where(eq(apiTokens.id, created.id));
+    await callerFromApiToken(t.db, created.token);
+    expect((await usedAt())!.getTime()).toBeGreaterThan(older.getTime());
     const asToken = callerAs(t.db, caller!);
     expect((await asToken.environments.list({ org: org.slug })).map((e) => e.name)).toEqual(["dev", "staging", "prod"]);
 
