@@ -21,6 +21,7 @@ import { ensureHostedRunner } from "../server/services/runners/register-runner";
 import { createApiToken } from "../server/services/settings/api-tokens";
 import { apiClient, type ApiClient } from "../test/api-client";
 import { createPlantonClient } from "../lib/client";
+import { RunnerClient } from "../runner/client";
 import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "../lib/job-event-stream";
 import type { ProgressEvent } from "../lib/runner-protocol";
 import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/console-server";
@@ -272,8 +273,8 @@ async function main() {
   });
   await handle.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchFleet", name: "bench-fleet", provisioner: "builtin", version: "0.1.0", source: moduleDir });
 
-  // One component per job that changes something: warm-up, each throughput run, each subscriber run; claim samples reuse a few (previews).
-  const needed = 1 + p.jobs * p.runners.length + p.subscribers.length + (p.split > 0 ? 1 : 0) + Math.min(4, p.claimSamples);
+  // One component per job that changes something: warm-up, each throughput run, each subscriber run, the upload probe; claim samples reuse a few (previews).
+  const needed = 1 + p.jobs * p.runners.length + p.subscribers.length + (p.split > 0 ? 1 : 0) + Math.min(4, p.claimSamples) + 1;
   const components: string[] = [];
   for (let i = 0; i < needed; i++) {
     const name = `fleet-${String(i).padStart(3, "0")}`;
@@ -358,6 +359,9 @@ async function main() {
   // through each run (under the same load), to set the latency beside what Postgres itself takes.
   const idleRtt = await notifyRoundTrips(ctx, p.quick ? 100 : 300);
   rows.push([`raw NOTIFY round trip, idle (this process: NOTIFY → its own LISTEN) p50 / p99`, p50p99(idleRtt), `${idleRtt.length} round trips, one at a time, no job running`]);
+  const uploads = await uploadRoundTrips(ctx, p.quick ? 50 : 200);
+  rows.push([`event upload round trip, idle (runner client → console → stored) p50 / p99`, p50p99(uploads.request), `${uploads.request.length} uploads of one event, one at a time, through the runner's own client`]);
+  rows.push([`  upload sent → NOTIFY seen p50 / p99`, p50p99(uploads.notified), `the same uploads (the floor under "runner emits → batch committed" below)`]);
   const targetRows: [string, string, string][] = [];
   let one: Awaited<ReturnType<typeof eventLatency>> | undefined;
   const eventRuns = [...p.subscribers.filter((s) => s > 0).map((s) => ({ s, consoles: 1 })), ...(p.split > 0 ? [{ s: p.split, consoles: 2 }] : [])];
@@ -695,6 +699,51 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
     if (ended || signal.aborted) return;
     await sleep(250);
   }
+}
+
+/**
+ * The floor under an event's way to the database: with no runner process, this process claims a job with
+ * a runner token as a runner does and, through the runner's own client (runner/client.ts), uploads `count`
+ * batches of one event, one at a time — the time each request took, and until this process's LISTEN saw
+ * the batch's NOTIFY. Then it ends the attempt (the job fails: "benchmark probe").
+ */
+async function uploadRoundTrips(ctx: Ctx, count: number): Promise<{ request: number[]; notified: number[] }> {
+  await setRunners(ctx, 0);
+  const { token } = await ensureHostedRunner(ctx.handle.db, "bench-upload-probe", 1);
+  const runner = new RunnerClient(ctx.server.url, token);
+  const job = await ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId: takeComponent(ctx), operation: "update" });
+  let claim: Awaited<ReturnType<RunnerClient["claim"]>> = null;
+  while (!claim) claim = await runner.claim({ capacity: 1, waitSeconds: 5 });
+  if (claim.job.id !== job.id) throw new Error(`the upload probe claimed job ${claim.job.id}, not its own ${job.id}`);
+  const client = runner.job(job.id, claim.credential.token);
+  let awaited = 0;
+  let seen: (() => void) | undefined;
+  const unlisten = await ctx.handle.listen("job_events", (payload) => {
+    const [id, seq] = payload.split(":");
+    if (id === job.id && Number(seq) >= awaited) seen?.();
+  });
+  const request: number[] = [];
+  const notified: number[] = [];
+  try {
+    for (let i = 1; i <= count; i++) {
+      await client.uploadEvents(claim.attemptId, [{ seq: i, ts: new Date().toISOString(), operation: null, type: "log", payload: { message: `probe ${i}` } }]);
+    }
+    // Timed after a warm-up of the same count: the job's seq is past the server's own events by now.
+    const [{ seq: base }] = await ctx.handle.db.select({ seq: infraJobs.eventSeq }).from(infraJobs).where(inArray(infraJobs.id, [job.id]));
+    for (let i = 1; i <= count; i++) {
+      awaited = base + i;
+      const arrived = new Promise<void>((r) => (seen = r));
+      const t = performance.now();
+      await client.uploadEvents(claim.attemptId, [{ seq: count + i, ts: new Date().toISOString(), operation: null, type: "log", payload: { message: `probe ${count + i}` } }]);
+      request.push(performance.now() - t);
+      await arrived;
+      notified.push(performance.now() - t);
+    }
+  } finally {
+    await unlisten();
+    await client.endAttempt({ attemptId: claim.attemptId, exitCode: 1, reason: "benchmark probe" }).catch(() => {});
+  }
+  return { request, notified };
 }
 
 /**
