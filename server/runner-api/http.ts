@@ -7,8 +7,20 @@ import { getRuntime, type Runtime } from "../runtime";
 import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
 import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runners/register-runner";
 
-export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+/** Below this size an answer is not worth compressing (the `compression` middleware's own default threshold). */
+const COMPRESS_FROM_BYTES = 1024;
+
+/**
+ * A JSON answer. Next streams a Response's body without its length, so the console's compression would
+ * take every answer, however small, through a zlib stream of its own (a runner's event upload answers
+ * `{"acceptedThrough":…}` many times a second); a small answer says `no-transform`, which the compression
+ * middleware honours, and a large one (a state, a page) is still compressed.
+ */
+export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body);
+  const small = Buffer.byteLength(text) < COMPRESS_FROM_BYTES;
+  return new Response(text, { status, headers: { "content-type": "application/json", "cache-control": small ? "no-store, no-transform" : "no-store", ...headers } });
+};
 
 /** The JSON body, within its bound and free of NUL bytes and lone surrogates. */
 async function rawBody(req: Request): Promise<unknown> {

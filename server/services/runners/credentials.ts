@@ -20,7 +20,19 @@ export interface JobCredentialClaims {
   expiresAt: Date;
 }
 
-const signingKey = () => new Uint8Array(createHmac("sha256", serverKey()).update("planton job credential v1").digest());
+let signing: { from: Buffer; key: Promise<CryptoKey> } | undefined;
+/**
+ * The HS256 key, derived from the server key and imported once per server key: every runner call verifies
+ * a credential, and importing the key each time cost a Web Crypto round trip per request.
+ */
+function signingKey(): Promise<CryptoKey> {
+  const from = serverKey();
+  if (signing?.from !== from) {
+    const raw = createHmac("sha256", from).update("planton job credential v1").digest();
+    signing = { from, key: crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]) };
+  }
+  return signing.key;
+}
 
 /** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. */
 export const runnerTokenFingerprint = (tokenHash: string) => createHmac("sha256", serverKey()).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
@@ -34,7 +46,7 @@ export async function issueJobCredential(c: { jobId: string; orgId: string; atte
     .setJti(credentialId)
     .setIssuedAt()
     .setExpirationTime(exp)
-    .sign(signingKey());
+    .sign(await signingKey());
   return { token: CREDENTIAL_PREFIX + jwt, expiresAt: new Date(exp * 1000).toISOString(), credentialId };
 }
 
@@ -45,7 +57,7 @@ export async function verifyJobCredential(token: string | null | undefined, jobI
   }
   let payload;
   try {
-    ({ payload } = await jwtVerify(token.slice(CREDENTIAL_PREFIX.length), signingKey(), { algorithms: ["HS256"] }));
+    ({ payload } = await jwtVerify(token.slice(CREDENTIAL_PREFIX.length), await signingKey(), { algorithms: ["HS256"] }));
   } catch (e) {
     const expired = (e as { code?: string }).code === "ERR_JWT_EXPIRED";
     throw new PlantonError(
