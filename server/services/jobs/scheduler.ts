@@ -85,7 +85,7 @@ export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: numb
 
   const work = async () => {
     // A state move whose process died (or whose run stopped) runs on here, unless another replica takes it first.
-    if (!stopped) await resumeRunningMoves(handle.db).catch((err) => log(`state moves not swept: ${(err as Error).message}`));
+    if (!stopped) await resumeRunningMoves(handle.db, { log }).catch((err) => log(`state moves not swept: ${(err as Error).message}`));
     let held: boolean;
     try {
       held = await lock.hold();
