@@ -19,7 +19,7 @@ export interface DatabaseHandle {
   notify(channel: string, payload: string): Promise<void>;
   /** Connections busy with a query or transaction (not counting the one that asks), and the most the pool opens. */
   poolUse(): Promise<{ inUse: number; max: number }>;
-  /** A lock that at most one process holds at a time, for as long as its own connection lives (see SessionLock). */
+  /** A lock that at most one process holds at a time, for as long as its own connection lives (see SessionLock); `key` is a bigint advisory-lock key, 0 ≤ key < 2^53. */
   sessionLock(key: number): SessionLock;
   /** PGlite only: its whole data folder as a tar, for `loadDataDir`. */
   dumpDataDir?: () => Promise<Blob>;
@@ -52,9 +52,21 @@ export interface OpenOptions {
 
 export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd(), "db", "migrations");
 
+// Services are handed the Database alone (every context carries it); what needs a connection of its own
+// (a session lock) finds the handle that database was opened with.
+const handles = new WeakMap<Database, DatabaseHandle>();
+
+/** The handle `db` was opened with by openDatabase. */
+export function handleOf(db: Database): DatabaseHandle {
+  const handle = handles.get(db);
+  if (!handle) throw new Error("this database was not opened with openDatabase, so it has no handle");
+  return handle;
+}
+
 export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHandle> {
   if (!opts.url && !opts.dataDir) throw new Error("openDatabase needs a postgres:// url or PGlite's dataDir");
   const handle = opts.url ? await openPostgres(opts.url, opts.pool) : await openPglite(opts.dataDir!, opts.loadDataDir);
+  handles.set(handle.db, handle);
   if (opts.migrate !== false) await migrateHandle(handle, opts.url);
   return handle;
 }
@@ -87,10 +99,11 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
         async hold() {
           conn ??= postgres(url, { max: 1, max_lifetime: 0, onnotice: () => {}, connection: { application_name: `${applicationName.slice(0, 55)}:lock` } });
           // Re-entrant in Postgres: take it only when this session does not hold it already, so one release frees it.
+          // A bigint key shows in pg_locks as classid = its high 32 bits, objid = its low 32, objsubid = 1.
           const [row] = await conn<{ held: boolean }[]>`
             select case when exists (
-              select 1 from pg_locks where locktype = 'advisory' and classid = 0 and objid = ${key} and objsubid = 1 and pid = pg_backend_pid() and granted
-            ) then true else pg_try_advisory_lock(${key}) end as held`;
+              select 1 from pg_locks where locktype = 'advisory' and classid = ${Math.floor(key / 2 ** 32)} and objid = ${key % 2 ** 32} and objsubid = 1 and pid = pg_backend_pid() and granted
+            ) then true else pg_try_advisory_lock(${key}::bigint) end as held`;
           return !!row?.held;
         },
         async release() {

@@ -4,7 +4,6 @@ import path from "node:path";
 import { startAuditArchiver } from "./services/audit/archive";
 import { startScheduler } from "./services/jobs/scheduler";
 import { startHostedRunners } from "./services/runners/hosted";
-import { resumeRunningMoves } from "./services/state-backends/move";
 import { startTracing } from "@/lib/telemetry";
 import { metrics } from "./metrics";
 import { serverKeyMismatch } from "./server-key-check";
@@ -25,12 +24,11 @@ export async function startServerProcesses(): Promise<void> {
   // Registered before the first request is timed; tracing starts only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   metrics();
   if (await startTracing("planton-console")) console.log(`[tracing] jobs are traced over OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT}`);
+  // Its first tick, now, also resumes every state move whose process died mid-way (see resumeRunningMoves), as every tick after does.
   startScheduler(runtime.handle);
   // Unlimited retention unless the operator sets one; the archive's own advisory lock keeps it to one replica.
   const retentionDays = config.PLANTON_AUDIT_RETENTION_DAYS;
   startAuditArchiver(runtime.db, retentionDays ? { retentionDays, dir: config.PLANTON_AUDIT_ARCHIVE_DIR ?? path.join(config.PLANTON_DATA_DIR, "audit-archive") } : null);
-  // A state move whose process died mid-way runs on from the step each item reached.
-  resumeRunningMoves(runtime.db).catch((err) => console.error(`[state-move] not resumed: ${(err as Error).message}`));
   const serverUrl = config.PLANTON_SERVER_URL ?? `http://127.0.0.1:${config.PORT}`;
   startHostedRunners(runtime.db, { serverUrl }).catch((err) => console.error(`[hosted-runners] not started: ${(err as Error).message}`));
 }

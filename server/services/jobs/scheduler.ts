@@ -3,9 +3,12 @@
 // (DatabaseHandle.sessionLock): the others try to take it each tick, so when the leader dies (its
 // connection ends and Postgres frees the lock) the next replica to tick takes over. A leader whose lock
 // connection broke, or whose database stopped answering, stops acting as leader at its next tick.
+// Every replica's tick (not only the leader's) also sweeps state moves: a move's own run lock already keeps it
+// to one process, so waiting for leadership would only delay a takeover when the leader and the move's process die together.
 import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs, runnerAttempts } from "@/db/schema";
+import { resumeRunningMoves } from "../state-backends/move";
 import { failRunningJob, lockJob, moveJob, stepsOf } from "./transitions";
 
 /** The advisory lock whose holder is the scheduler leader. */
@@ -81,6 +84,8 @@ export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: numb
   };
 
   const work = async () => {
+    // A state move whose process died (or whose run stopped) runs on here, unless another replica takes it first.
+    if (!stopped) await resumeRunningMoves(handle.db, { log }).catch((err) => log(`state moves not swept: ${(err as Error).message}`));
     let held: boolean;
     try {
       held = await lock.hold();

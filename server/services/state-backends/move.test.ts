@@ -9,10 +9,11 @@ import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
+import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
 import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
 import { auditOf } from "../../../test/settings";
 import { startAzurite, startS3rver, type AzuriteServer, type S3Server } from "../../../test/object-stores";
+import { openDatabase, rowsOf, type DatabaseHandle } from "@/db/client";
 import { connections, infraComponents, infraJobs, stateBackends, stateMoveItems, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { defaultStateKey } from "@/lib/state-backend-kinds";
@@ -20,8 +21,9 @@ import { storedStateOf } from "@/state-backends/rules";
 import { encryptSecret } from "../../crypto";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
+import { startScheduler } from "../jobs/scheduler";
 import { lockState, unlockState } from "../runners/state";
-import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
+import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, moveRunLockKey, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
 import { openStore } from "./open-store";
 import { plantonManagedKey, PlantonManagedStore } from "./planton-managed-store";
 
@@ -407,5 +409,97 @@ describe("the move's guarantees", () => {
     await expect(setup.org.call("viewer").stateMoves.dryRun({ org: setup.org.slug, to: { builtin: to.name } })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(setup.org.call("engineer").stateMoves.start({ org: setup.org.slug, to: { builtin: to.name } })).rejects.toMatchObject({ code: "FORBIDDEN" });
     expect(await setup.org.call("viewer").stateMoves.current({ org: setup.org.slug })).toEqual({ move: null, remainingOnPlanton: 1 });
+  });
+});
+
+// Two console replicas on one Postgres: a second handle is a second "process" (its own pool and lock connections).
+describe.runIf(testDriver === "postgres")("a move among replicas", () => {
+  let second: DatabaseHandle;
+  beforeAll(async () => {
+    second = await openDatabase({ url: t.url!, migrate: false });
+  });
+  afterAll(() => second?.close());
+
+  /** A promise the test resolves, and a hook that waits on it after every step (the run holds its lock meanwhile). */
+  function gate() {
+    let open!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    const reachedP = new Promise<void>((r) => (reached = r));
+    return { open, reached: reachedP, hooks: { afterStep: async () => (reached(), await opened) } satisfies MoveHooks };
+  }
+
+  it("two replicas resuming the same move at once: one runs it, the other says so and stays out; every state moved once, none failed", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, "local");
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("held") });
+    await moveRun(move.id);
+    const g = gate();
+    const lines: string[] = [];
+    const log = (m: string) => lines.push(m);
+    const a = resumeMove(t.db, move.id, { hooks: g.hooks, log });
+    const b = resumeMove(second.db, move.id, { hooks: g.hooks, log });
+    // The one holding the run lock waits at its first step; the other answers first, having run nothing.
+    expect(await Promise.race([a, b])).toBe(false);
+    expect(lines).toEqual([`state move ${move.id} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`]);
+    g.open();
+    expect((await Promise.all([a, b])).sort()).toEqual([false, true]);
+    const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
+    await expectMoved(setup, to);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.item_failed")).length).toBe(0);
+  });
+
+  it("a replica that dies mid-move: the other's scheduler tick leaves the move alone while the lock is held, then takes it over and finishes it", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, "local");
+    // The first replica's run stops after its copy, holding the run lock, as a process frozen there would.
+    let reached!: () => void;
+    const copied = new Promise<void>((r) => (reached = r));
+    let thaw!: () => void;
+    const thawed = new Promise<void>((r) => (thaw = r));
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, {
+      hooks: {
+        afterStep: async (step) => {
+          if (step !== "copied") return;
+          reached();
+          await thawed;
+          throw new MoveStopped(); // a dead process never runs on
+        },
+      },
+    });
+    await copied;
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id })).items.map((i) => i.step)).toEqual(["copied", "copied", "copied"]);
+
+    const lines: string[] = [];
+    const s = startScheduler(second, { intervalMs: 0, log: (m) => lines.push(m) });
+    try {
+      // Held: the other replica's sweep does not take it, and a direct resume there runs nothing.
+      expect(await resumeRunningMoves(second.db)).not.toContain(move.id);
+      expect(await resumeMove(second.db, move.id, { log: () => {} })).toBe(false);
+
+      // The first replica dies: its lock connection ends, and Postgres frees the lock once that backend has exited.
+      const [holder] = rowsOf<{ pid: number }>(
+        await t.db.execute(sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1 and (classid::bigint << 32 | objid::bigint) = ${moveRunLockKey(move.id)}::bigint`),
+      );
+      const [killed] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
+      expect(killed.ok).toBe(true);
+
+      // The other replica's next tick resumes it; resumeMove there answers that run, in flight.
+      await s.tick();
+      expect(lines).toContain(`resuming state move ${move.id} here (pid ${process.pid}): it is running and no console process holds its run lock`);
+      expect(await resumeMove(second.db, move.id)).toBe(true);
+      const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
+      expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
+      await expectMoved(setup, to);
+    } finally {
+      await s.stop();
+      thaw();
+      await moveRun(move.id);
+    }
+    // The dead replica's run never ran on: the move stays as the survivor left it.
+    await expectMoved(setup, to);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
   });
 });

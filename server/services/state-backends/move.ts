@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { rowsOf, type Database, type Queryable } from "@/db/client";
+import { handleOf, rowsOf, type Database, type Queryable } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
@@ -247,6 +247,8 @@ export interface RunOptions {
   /** Items per chunk (each step of a chunk is one commit) and chunks in flight. */
   chunkSize?: number;
   parallelChunks?: number;
+  /** Where a run says what it does and does not (console.log by default). */
+  log?: (msg: string) => void;
 }
 
 async function runningMoveRefusal(db: Queryable, orgId: string): Promise<PlantonError | null> {
@@ -312,37 +314,88 @@ export async function migrateBackend(db: Database, actor: Actor, input: z.input<
 
 // ── Running ─────────────────────────────────────────────────────────────────────────────────────
 
-const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Promise<void>> };
+// A move runs only in the process holding its run lock: a session-level advisory lock on a connection of its
+// own (DatabaseHandle.sessionLock), so replicas on one database never work the same move at once, and a move
+// whose process died (its connection ended, Postgres freed the lock) is taken over by the next sweep of any
+// replica (every scheduler tick calls resumeRunningMoves). On PGlite the one process always holds it.
+
+/** The high 32 bits of every move's run-lock key: the scheduler's, migration's and archive's keys (727274–727276) have 0 there, so no move's key can equal them. */
+const MOVE_RUN_LOCK_SPACE = 727277;
+
+/** The bigint advisory-lock key of a move's run: its namespace, then a 32-bit hash of the move id. */
+export function moveRunLockKey(moveId: string): number {
+  return MOVE_RUN_LOCK_SPACE * 2 ** 32 + createHash("sha256").update(moveId).digest().readUInt32BE(0);
+}
+
+// The runs in this process, by move and by database (tests open two handles as two replicas); on globalThis, as the
+// routes are bundled apart from server/start.ts. Each resolves to whether it ran here (held the run lock).
+const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Map<Database, Promise<boolean>>> };
 const runs = (g.__plantonMoveRuns ??= new Map());
 
-/** Runs the move in this process unless it already runs here. */
-function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<void> {
-  const running = runs.get(moveId);
+const logMove = (opts: RunOptions, msg: string) => (opts.log ?? ((m) => console.log(`[state-move] ${m}`)))(msg);
+
+/** Runs the move here when this process can take its run lock (or already runs it); the only way a move is run. */
+function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<boolean> {
+  const here = runs.get(moveId) ?? new Map<Database, Promise<boolean>>();
+  const running = here.get(db);
   if (running) return running;
-  const run = runMove(db, moveId, opts)
-    .catch((e) => {
+  const run = (async () => {
+    const lock = handleOf(db).sessionLock(moveRunLockKey(moveId));
+    let held = false;
+    try {
+      held = await lock.hold();
+      if (!held) logMove(opts, `state move ${moveId} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`);
+      else await runMove(db, moveId, opts);
+    } catch (e) {
       if (!(e instanceof MoveStopped)) console.error(`[state-move] ${moveId} stopped: ${(e as Error).message}`);
-    })
-    .finally(() => runs.delete(moveId));
-  runs.set(moveId, run);
+    } finally {
+      // Released when the run ends, however it ends: a move still running then is resumed by the next sweep.
+      await lock.release().catch(() => {});
+    }
+    return held;
+  })()
+    .finally(() => {
+      here.delete(db);
+      if (!here.size && runs.get(moveId) === here) runs.delete(moveId);
+    });
+  here.set(db, run);
+  runs.set(moveId, here);
   return run;
 }
 
-/** The run of a move in this process, or a resolved promise when none (tests wait on it). */
-export function moveRun(moveId: string): Promise<void> {
-  return runs.get(moveId) ?? Promise.resolve();
+/** Every run of the move in this process, or a resolved promise when none (tests wait on it). */
+export async function moveRun(moveId: string): Promise<void> {
+  await Promise.all(runs.get(moveId)?.values() ?? []);
 }
 
-/** At start: every move still running (its process died mid-way) runs on from where it stands. */
+/**
+ * The sweep (every scheduler tick, so also at start): every move still running whose run lock no process holds
+ * (its process died mid-way, or its run stopped) runs on here from where it stands. Answers the moves launched.
+ */
 export async function resumeRunningMoves(db: Database, opts: RunOptions = {}): Promise<string[]> {
-  const rows = await db.select({ id: stateMoves.id }).from(stateMoves).where(eq(stateMoves.status, "running"));
-  for (const r of rows) void launchMove(db, r.id, opts);
-  return rows.map((r) => r.id);
+  const running = await db.select({ id: stateMoves.id }).from(stateMoves).where(eq(stateMoves.status, "running"));
+  if (!running.length) return [];
+  // Read on the pool first, so a replica does not open a lock connection every tick for a move another one runs;
+  // launchMove's own try of the lock decides. Advisory locks are per database, pg_locks is the whole cluster's.
+  const held = new Set(
+    rowsOf<{ key: string }>(
+      await db.execute(sql`
+        select (classid::bigint << 32 | objid::bigint)::text as key from pg_locks
+         where locktype = 'advisory' and objsubid = 1 and granted and classid = ${MOVE_RUN_LOCK_SPACE}
+           and database = (select oid from pg_database where datname = current_database())`),
+    ).map((r) => String(r.key)),
+  );
+  const free = running.filter((m) => !held.has(String(moveRunLockKey(m.id))) && !runs.get(m.id)?.has(db));
+  for (const m of free) {
+    logMove(opts, `resuming state move ${m.id} here (pid ${process.pid}): it is running and no console process holds its run lock`);
+    void launchMove(db, m.id, opts);
+  }
+  return free.map((m) => m.id);
 }
 
-/** Runs a move to its end in this process (the test of a resume calls it directly). */
-export async function resumeMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<void> {
-  await launchMove(db, moveId, opts);
+/** Runs a move to its end in this process unless another holds its run lock; answers whether it ran here (the test of a resume calls it directly). */
+export async function resumeMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<boolean> {
+  return launchMove(db, moveId, opts);
 }
 
 async function environmentNameOf(db: Queryable, environmentId: string): Promise<string | null> {
