@@ -184,6 +184,10 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
     const mid = await getMove(t.db, setup.org.actor(), { id: move.id });
     expect(mid.status).toBe("running");
     expect(mid.items.map((i) => i.step)).toContain("copied");
+    // The start's answer (built from the plan) is the move as committed: the same items, in the same order, each pending.
+    const which = ({ id, componentId, environment, from, to, fromKey, toKey }: (typeof mid.items)[number]) => ({ id, componentId, environment, from, to, fromKey, toKey });
+    expect(move.items.map(which)).toEqual(mid.items.map(which));
+    expect(new Set(move.items.map((i) => i.step))).toEqual(new Set(["pending"]));
     // Killed there: the components are still on Planton-managed storage, held, their states locked by the move.
     const [held] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, mid.items.find((i) => i.step === "copied")!.componentId));
     expect([held.stateBackendId, held.stateHold]).toEqual([null, move.id]);
