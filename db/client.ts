@@ -2,6 +2,7 @@ import path from "node:path";
 import fs from "node:fs";
 import os from "node:os";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { Sql } from "postgres";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -71,13 +72,42 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<DatabaseHand
   return handle;
 }
 
+/**
+ * The client drizzle is given: a query with parameters is a prepared statement of its connection. drizzle
+ * sends every query it did not name as unprepared, and postgres.js then asks the server to describe an
+ * unprepared query's parameters before it binds them — two round trips for each query with a parameter
+ * (Parse/Describe, then Bind/Execute), and the text parsed each time. Prepared, a statement is described
+ * once per connection and then runs in one round trip. Queries without parameters go as before (the simple
+ * protocol, which may carry several statements). Transactions and savepoints hand drizzle clients wrapped
+ * the same way.
+ */
+function preparingParameterised(sql: Sql): Sql {
+  return new Proxy(sql, {
+    get(target, prop, receiver) {
+      if (prop === "unsafe") {
+        return (query: string, params?: unknown[], options?: { prepare?: boolean }) =>
+          target.unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options);
+      }
+      if (prop === "begin" || prop === "savepoint") {
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: Sql) => unknown;
+          const method = Reflect.get(target, prop) as (...a: unknown[]) => unknown;
+          return method.call(target, ...args, (tx: Sql) => fn(preparingParameterised(tx)));
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
 async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   // Named per process, so the pool's use can be read from pg_stat_activity (postgres.js does not expose it).
   const applicationName = `planton:${process.pid}:${os.hostname()}`.slice(0, 63);
-  const sql = postgres(url, { ...(pool ? { max: pool } : {}), onnotice: () => {}, connection: { application_name: applicationName } });
-  const db = drizzle(sql, { schema }) as unknown as Database;
+  // Custom plans as before (each execution planned for its parameters); preparing saves the parse and a round trip.
+  const sql = postgres(url, { ...(pool ? { max: pool } : {}), onnotice: () => {}, connection: { application_name: applicationName, plan_cache_mode: "force_custom_plan" } });
+  const db = drizzle(preparingParameterised(sql), { schema }) as unknown as Database;
   return {
     db,
     driver: "postgres",
