@@ -135,6 +135,13 @@ const stop = (at: string): MoveHooks => ({
 });
 
 /** Checks every state was moved exactly once: the component points at its destination key, the bytes there are the Planton-managed bytes, the old copy is marked, nothing is held or locked. */
+/** The move ended succeeded (its items' errors as the message otherwise) and every state is on `backend`. */
+async function expectSucceeded(setup: Setup, backend: typeof stateBackends.$inferSelect, moveId: string) {
+  const ended = await getMove(t.db, setup.org.actor(), { id: moveId });
+  expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
+  await expectMoved(setup, backend);
+}
+
 async function expectMoved(setup: Setup, backend: typeof stateBackends.$inferSelect) {
   const store = await openStore(t.db, backend);
   try {
@@ -192,9 +199,7 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
     const [held] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, mid.items.find((i) => i.step === "copied")!.componentId));
     expect([held.stateBackendId, held.stateHold]).toEqual([null, move.id]);
     await resumeMove(t.db, move.id);
-    const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
-    expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
-    await expectMoved(setup, to);
+    await expectSucceeded(setup, to, move.id);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.start")).length).toBe(1);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
   });
@@ -448,9 +453,7 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     expect(lines).toEqual([`state move ${move.id} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`]);
     g.open();
     expect((await Promise.all([a, b])).sort()).toEqual([false, true]);
-    const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
-    expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
-    await expectMoved(setup, to);
+    await expectSucceeded(setup, to, move.id);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.item_failed")).length).toBe(0);
   });
@@ -494,9 +497,7 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
       await s.tick();
       expect(lines).toContain(`resuming state move ${move.id} here (pid ${process.pid}): it is running and no console process holds its run lock`);
       expect(await resumeMove(second.db, move.id)).toBe(true);
-      const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
-      expect(ended.status, ended.items.map((i) => i.error).join("\n")).toBe("succeeded");
-      await expectMoved(setup, to);
+      await expectSucceeded(setup, to, move.id);
     } finally {
       await s.stop();
       thaw();
