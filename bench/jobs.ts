@@ -12,6 +12,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { createParser } from "eventsource-parser";
 import { setMaxListeners } from "node:events";
 import { eq, inArray, sql } from "drizzle-orm";
 import { openDatabase, type DatabaseHandle } from "../db/client";
@@ -657,7 +658,7 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
 
 /**
  * A viewer with `--viewer raw`: the same stream and the same wire format (lib/job-event-stream.ts), read
- * without lib/client's per-event async iteration: each chunk is split into messages as it arrives and
+ * without lib/client's per-event async iteration: each chunk is parsed into messages as it arrives and
  * every event in it is stamped with the chunk's arrival time. With 100 viewers in this one process the
  * per-event async hops of lib/client (the CLI reads one stream, not a hundred) took as much CPU as the
  * server under test, on the same two cores, and a burst was stamped in the order the process got to it.
@@ -676,25 +677,24 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
             return reject(new Error(`event stream answered ${res.statusCode}`));
           }
           res.setEncoding("utf8");
-          let buffered = "";
-          res.on("data", (chunk: string) => {
-            const at = Date.now();
-            buffered += chunk;
-            const frames = buffered.split("\n\n");
-            buffered = frames.pop()!;
-            for (const frame of frames) {
-              if (frame.startsWith(`event: ${JOB_STREAM_END_EVENT}`)) {
+          // The same parser lib/client reads the stream with, fed each chunk as it comes, without async hops per event.
+          let at = 0;
+          const parser = createParser({
+            onEvent: (m) => {
+              if (m.event === JOB_STREAM_END_EVENT) {
                 res.destroy();
                 return resolve(true);
               }
-              const data = frame.split("\n").find((l) => l.startsWith("data: "));
-              if (!data) continue; // a comment (stream open, heartbeat)
-              const e = decodeEventMessage(data.slice(6));
-              if (e.seq <= last) continue;
+              const e = decodeEventMessage(m.data);
+              if (e.seq <= last) return;
               last = e.seq;
               failures = 0;
               got(e, at);
-            }
+            },
+          });
+          res.on("data", (chunk: string) => {
+            at = Date.now();
+            parser.feed(chunk);
           });
           res.on("end", () => resolve(false));
           res.on("error", reject);
