@@ -49,6 +49,8 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
                         and stamps them with its arrival; client reads through lib/client's async iteration, as
                         the CLI's follow does (its per-event cost, times 100 viewers in this process, competes
                         with the server for the same cores)
+  --paced N             the event-latency runs follow two jobs: a paced one of N time_sleep resources (40–130 ms
+                        each, ten at a time, as provider calls take; default 120, 0 skips) and the module's update
   --cpu-prof DIR        the consoles and runners write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
@@ -69,6 +71,7 @@ function parameters() {
       subscribers: { type: "string" },
       split: { type: "string" },
       viewer: { type: "string", default: "raw" },
+      paced: { type: "string" },
       "cpu-prof": { type: "string" },
       help: { type: "boolean", default: false },
     },
@@ -83,7 +86,7 @@ function parameters() {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, not ${v}`);
     return n;
   };
-  const list = (name: string, v: string | undefined, d: number[]) => (v === undefined ? d : v.split(",").map((x) => int(name, x.trim(), 0)));
+  const list = (name: string, v: string | undefined, d: number[]) => (v === undefined ? d : v.split(",").map((x) => int(name, x.trim(), 0, 0)));
   const q = values.quick;
   return {
     quick: q,
@@ -95,6 +98,7 @@ function parameters() {
     subscribers: list("subscribers", values.subscribers, [1, 10, 100]),
     split: int("split", values.split, 100, 0),
     viewer: values.viewer === "client" || values.viewer === "raw" ? values.viewer : badViewer(values.viewer),
+    paced: int("paced", values.paced, q ? 30 : 120, 0),
     cpuProf: values["cpu-prof"],
   };
 }
@@ -204,6 +208,23 @@ output "files" {
 `;
 }
 
+/**
+ * The paced module: `n` time_sleep resources whose creates take 40–130 ms each, ten at a time (the
+ * engine's parallelism), as provider calls do: a job whose events come at the pace of a real apply,
+ * with the cores free between them, where the bench module's walk is all CPU and its events one burst.
+ */
+function pacedModuleSource(n: number): string {
+  return `
+resource "time_sleep" "call" {
+  count           = ${n}
+  create_duration = "\${40 + (count.index % 7) * 15}ms"
+}
+output "calls" {
+  value = length(time_sleep.call)
+}
+`;
+}
+
 // ── The run ─────────────────────────────────────────────────────────────────────────────────────
 type Job = Awaited<ReturnType<ApiClient["jobs"]["get"]["query"]>>;
 interface Runner {
@@ -228,6 +249,8 @@ interface Ctx {
   token: string;
   api: ApiClient;
   components: string[];
+  /** Components of the paced module (one per paced event-latency run). */
+  pacedComponents: string[];
   runners: Runner[];
   failures: string[];
 }
@@ -284,6 +307,18 @@ async function main() {
     components.push((await draftComponent(handle.db, org.actor(), { environment: "dev", kind: "BenchFleet", name, spec: { name }, connection: "local-sandbox" })).id);
   }
   note(`${needed} components of BenchFleet in environment dev`);
+  const pacedComponents: string[] = [];
+  if (p.paced > 0) {
+    const pacedDir = path.join(tmp, "paced-module");
+    fs.mkdirSync(pacedDir);
+    fs.writeFileSync(path.join(pacedDir, "main.tf"), pacedModuleSource(p.paced));
+    await handle.db.insert(catalogKinds).values({ id: newId("catalogKind"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchPaced", title: "BenchPaced", provider: "local", specSchema: { fields: [] } });
+    await handle.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "BenchPaced", name: "bench-paced", provisioner: "builtin", version: "0.1.0", source: pacedDir });
+    for (let i = 0; i < p.subscribers.length + (p.split > 0 ? 1 : 0); i++) {
+      pacedComponents.push((await draftComponent(handle.db, org.actor(), { environment: "dev", kind: "BenchPaced", name: `paced-${String(i).padStart(3, "0")}`, spec: {}, connection: "local-sandbox" })).id);
+    }
+    note(`${pacedComponents.length} components of BenchPaced (${p.paced} time_sleep resources each)`);
+  }
 
   note("starting the console (scripts/serve.mjs, PLANTON_HOSTED_RUNNERS=0)…");
   const server = await startConsoleServer({ databaseUrl: dbUrl, hostedRunners: 0, nodeArgs: cpuProfArgs(p) });
@@ -291,7 +326,7 @@ async function main() {
   const { token } = await createApiToken(handle.db, org.actor("engineer"), { name: "bench" });
   const api = apiClient(server.url, token);
 
-  const ctx: Ctx = { p, tmp, cluster, pgPort, handle, org, server, replicas: [], dbUrl, token, api, components, runners: [], failures: [] };
+  const ctx: Ctx = { p, tmp, cluster, pgPort, handle, org, server, replicas: [], dbUrl, token, api, components, pacedComponents, runners: [], failures: [] };
   cleanups.push(() => stopRunners(ctx));
 
   const rows: [string, string, string][] = [];
@@ -363,15 +398,22 @@ async function main() {
   const idleRtt = await notifyRoundTrips(ctx, p.quick ? 100 : 300);
   rows.push([`raw NOTIFY round trip, idle (this process: NOTIFY → its own LISTEN) p50 / p99`, p50p99(idleRtt), `${idleRtt.length} round trips, one at a time, no job running`]);
   const targetRows: [string, string, string][] = [];
-  let one: Awaited<ReturnType<typeof eventLatency>> | undefined;
-  const eventRuns = [...p.subscribers.filter((s) => s > 0).map((s) => ({ s, consoles: 1 })), ...(p.split > 0 ? [{ s: p.split, consoles: 2 }] : [])];
-  for (const { s, consoles } of eventRuns) {
+  let one: (Awaited<ReturnType<typeof eventLatency>> & { kind: string }) | undefined;
+  const viewerRuns = [...p.subscribers.filter((s) => s > 0).map((s) => ({ s, consoles: 1 })), ...(p.split > 0 ? [{ s: p.split, consoles: 2 }] : [])];
+  // Two jobs: the paced one (provider calls' pace, cores free between events) and the module's update (one CPU-bound burst).
+  const jobKinds = [
+    ...(p.paced > 0 ? [{ kind: "paced", pool: ctx.pacedComponents, what: `a paced apply (${p.paced} × time_sleep 40–130 ms)` }] : []),
+    { kind: "walk", pool: ctx.components, what: `the module's update (${3 * p.resources + 1} resources, a CPU-bound walk)` },
+  ];
+  const eventRuns = jobKinds.flatMap((k) => viewerRuns.map((v) => ({ ...v, ...k })));
+  for (const { s, consoles, kind, pool, what } of eventRuns) {
     const where = consoles > 1 ? ` split across ${consoles} console processes (runner on the first)` : "";
-    const label = `${s} subscriber${s > 1 ? "s" : ""}${consoles > 1 ? `, ${consoles} consoles` : ""}`;
-    note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on one running update job${where}…`);
+    const label = `${kind} job, ${s} subscriber${s > 1 ? "s" : ""}${consoles > 1 ? `, ${consoles} consoles` : ""}`;
+    if (one && one.kind !== kind) one = undefined;
+    note(`event latency: ${s} subscriber${s > 1 ? "s" : ""} on ${what}${where}…`);
     const servers = consoles > 1 ? [ctx.server, ...(await replicas(ctx, consoles - 1))] : [ctx.server];
     const cpu = cpuStart(ctx);
-    const r = await eventLatency(ctx, s, servers);
+    const r = { kind, ...(await eventLatency(ctx, s, servers, takeComponent(ctx, pool))) };
     cpuRows.push(cpuEnd(ctx, cpu, `events, ${label}`));
     const ratio = pct(r.runner, 99) / pct(r.rtt, 99);
     rows.push([`event latency, ${label} (runner emits → subscriber receives) p50 / p99`, p50p99(r.runner), `${r.runner.length} receipts = ${r.events} runner events × ${s}`]);
@@ -397,6 +439,7 @@ async function main() {
   rows.push([`  upload sent → NOTIFY seen p50 / p99`, p50p99(uploads.notified), `the same uploads (the floor under "runner emits → batch committed" above)`]);
   if (targetRows.length) {
     rows.push([`summary (targets: p99 ≤ 50 ms with 100 viewers, also split across 2 consoles, ≤ × 10 raw NOTIFY; CPU per delivery flat)`, "", ""]);
+    for (const k of jobKinds) rows.push([`  ${k.kind} job = ${k.what}`, "", ""]);
     for (const [a, b, c] of targetRows) rows.push([`  ${a}`, b, c]);
   }
   if (claimP99 !== undefined) rows.push([`  claim latency p99 (target ≤ 100 ms)`, ms(claimP99), `${p.claimSamples} preview jobs on 1 idle runner`]);
@@ -440,8 +483,8 @@ async function replicas(ctx: Ctx, n: number): Promise<ConsoleServer[]> {
   return ctx.replicas.slice(0, n);
 }
 
-function takeComponent(ctx: Ctx): string {
-  const id = ctx.components.shift();
+function takeComponent(ctx: Ctx, pool: string[] = ctx.components): string {
+  const id = pool.shift();
   if (!id) throw new Error("ran out of components (a bug in the benchmark's count)");
   return id;
 }
@@ -572,9 +615,8 @@ const SERVER_MADE = new Set(["job_status", "operation_status"]);
  * waits while the viewers connect: its component's queue is held as a state move holds it (claims skip
  * it), then released and the runners told, as the move's release does.
  */
-async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServer[] = [ctx.server]) {
+async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServer[], componentId: string) {
   await setRunners(ctx, 1);
-  const componentId = takeComponent(ctx);
   await ctx.handle.db.update(infraComponents).set({ stateHold: "bench: the viewers connect first" }).where(eq(infraComponents.id, componentId));
   const job = await ctx.api.jobs.create.mutate({ org: ctx.org.slug, componentId, operation: "update" });
   const receipts: { sub: number; seq: number; type: string; ts: number; at: number }[] = [];
