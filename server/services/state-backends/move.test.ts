@@ -207,21 +207,40 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
   it("killed after switch and before unlock, then resumed: the locks and holds are released and nothing is copied twice", async () => {
     const setup = await orgWithStates(3);
     const to = await destination(setup, kind);
+    // An older version of each state is already at the destination (a rolled-back move leaves one), so the copy
+    // replaces it under the destination's lock: a lock outside the switch's transaction, released after it.
+    const store = await openStore(t.db, to);
+    for (const [i, c] of setup.components.entries()) {
+      await store.write(defaultStateKey("dev", c.name), storedStateOf(new TextEncoder().encode(JSON.stringify(doc(1 + i, `lin-${c.id}`, "older")))));
+    }
     const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("switched") });
     await moveRun(move.id);
     const mid = await getMove(t.db, setup.org.actor(), { id: move.id });
     expect(mid.items.map((i) => i.step)).toEqual(["switched", "switched", "switched"]);
-    // The source stays locked under the item's lock ID; the fresh copy was created atomically, so the destination holds no lock.
+    // Killed there: both sides stay locked under the item's lock ID, the components already point at the destination.
     const source = new PlantonManagedStore(t.db, setup.org.orgId, "test");
-    expect((await source.lockHolder(mid.items[0].fromKey))?.ID).toBe(moveLockId(mid.items[0].id!));
-    const store = await openStore(t.db, to);
-    expect(await store.lockHolder(mid.items[0].toKey)).toBeNull();
+    for (const item of mid.items) {
+      expect((await source.lockHolder(item.fromKey))?.ID).toBe(moveLockId(item.id!));
+      expect((await store.lockHolder(item.toKey))?.ID).toBe(moveLockId(item.id!));
+      const [comp] = await t.db.select().from(infraComponents).where(eq(infraComponents.id, item.componentId));
+      expect([comp.stateBackendId, comp.stateHold]).toEqual([to.id, move.id]);
+    }
     await store.close?.();
-    // What the console does when it starts: every running move runs on.
+    // What every replica's scheduler tick does: a running move nobody runs runs on here.
     expect(await resumeRunningMoves(t.db)).toContain(move.id);
     await moveRun(move.id);
     expect((await currentMove(t.db, setup.org.actor())).remainingOnPlanton).toBe(0);
     await expectMoved(setup, to);
+  });
+
+  it("switches and unlocks in one commit when the copy took no lock at the destination: no moment is switched but still locked", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, kind);
+    const seen: string[] = [];
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: { afterStep: (step) => void seen.push(step) } });
+    await moveRun(move.id);
+    expect(seen).toEqual(["held", "locked", "copied", "done"]);
+    await expectSucceeded(setup, to, move.id);
   });
 });
 

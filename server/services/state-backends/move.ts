@@ -1,8 +1,9 @@
 // Moving states between backends: every state off Planton-managed storage (move_off_planton), or one
 // component's state to another backend (migrate_backend). Each item walks pending → held → locked →
 // copied → switched → done, each step committed before the next and safe to run again, so a move
-// killed anywhere and resumed finishes with every state moved exactly once. Items run concurrently in
-// chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
+// killed anywhere and resumed finishes with every state moved exactly once (an item whose only lock is
+// its Planton-managed source's goes copied → done: switched and unlocked in one commit). Items run
+// concurrently in chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -592,13 +593,34 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
       verified.push(item);
     });
     // One statement points every verified component at its destination; the Planton-managed copy stays, marked as moved, for the move's rollback.
-    await commitStep(ctx, verified, "copied", "switched", {
+    // An item whose only lock is its Planton-managed source's (a fresh copy created atomically, no lock taken there) is
+    // switched, unlocked and released in that one commit: there is no lock outside the transaction to release after it.
+    const atOnce = verified.filter((i) => isPlanton(ctx, i) && ctx.lockless.has(i.id));
+    const switchOnly = verified.filter((i) => !atOnce.includes(i));
+    if (atOnce.length) {
+      await commitStep(ctx, atOnce, "copied", "done", {
+        queue: true,
+        columns: (i) => ({ cid: i.componentId, backend: i.toBackendId, key: i.toKey, lock: i.lock }),
+        effects: sql`
+          switched as (
+            update infra_components c set state_backend_id = v.backend, state_key = v.key, updated_at = now(),
+              state_hold = case when c.state_hold = ${ctx.move.id} then null else c.state_hold end
+              from v where c.id = v.cid),
+          marked as (
+            update state_objects s set moved_to_backend_id = v.backend, moved_at = now(), updated_at = now(),
+              lock_info = case when s.lock_info->>'ID' = v.lock then null else s.lock_info end,
+              locked_by_job = case when s.lock_info->>'ID' = v.lock then null else s.locked_by_job end
+              from v where s.component_id = v.cid)`,
+      });
+    }
+    await commitStep(ctx, switchOnly, "copied", "switched", {
       columns: (i) => ({ cid: i.componentId, backend: i.toBackendId, key: i.toKey, pm: isPlanton(ctx, i) }),
       effects: sql`
         switched as (update infra_components c set state_backend_id = v.backend, state_key = v.key, updated_at = now() from v where c.id = v.cid),
         marked as (update state_objects s set moved_to_backend_id = v.backend, moved_at = now() from v where s.component_id = v.cid and v.pm)`,
     });
-    await stepDone("switched");
+    if (switchOnly.length) await stepDone("switched");
+    if (atOnce.length && !switchOnly.length) await stepDone("done");
   }
 
   // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
