@@ -1,7 +1,7 @@
 // Jobs benchmark: throughput, claim latency and event latency of Infra Jobs through the real
 // parts — the built console (`scripts/serve.mjs`) on a throwaway Postgres (a second console process on
 // it for the split run), real runner processes running the builtin engine on a module with many
-// resources, and viewers on the real live event stream (GET /api/v1/jobs/{id}/events/stream, each split into events as its bytes arrive, or with --viewer client read by lib/client as the CLI does). It prints figures; it asserts nothing about time.
+// resources, and viewers on the real live event stream (GET /api/v1/jobs/{id}/events/stream, each chunk kept with its arrival time and decoded when the stream ends, or with --viewer client read by lib/client as the CLI does). It prints figures; it asserts nothing about time.
 //
 //   npm run bench                      (about 5 minutes on a busy 2-core machine)
 //   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
@@ -45,8 +45,8 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
   --claim-samples N     jobs created one at a time on an idle runner for claim latency (default 20)
   --subscribers 1,10,100  concurrent viewers of the live event stream on one running job (default 1,10,100)
   --split N             then N viewers split across two console processes on the same Postgres (default 100; 0 skips)
-  --viewer raw|client   how the viewers read the stream: raw (default) splits each chunk into events as it arrives
-                        and stamps them with its arrival; client reads through lib/client's async iteration, as
+  --viewer raw|client   how the viewers read the stream: raw (default) keeps each chunk with its arrival time and
+                        decodes the chunks when the stream ends, each event stamped with its chunk's arrival; client reads through lib/client's async iteration, as
                         the CLI's follow does (its per-event cost, times 100 viewers in this process, competes
                         with the server for the same cores)
   --paced N             the event-latency runs follow two jobs: a paced one of N time_sleep resources (40–130 ms
@@ -266,7 +266,7 @@ async function main() {
   console.log(`machine: ${os.cpus().length} cores, ${cpuModel}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}; node ${process.version}`);
   console.log(
     `parameters: ${p.quick ? "--quick; " : ""}module ${p.resources} × (random_id → terraform_data → local_file) + 1 = ${3 * p.resources + 1} resources; ` +
-      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}; viewers read the stream ${p.viewer === "raw" ? "raw (events stamped on their chunk's arrival)" : "through lib/client (the CLI's follow)"}`,
+      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}; viewers read the stream ${p.viewer === "raw" ? "raw (chunks kept with their arrival time, decoded after the stream ends)" : "through lib/client (the CLI's follow)"}`,
   );
 
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) note("no build of the console yet: running next build (not timed)…");
@@ -634,16 +634,15 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
   setMaxListeners(subscribers + 10, abort.signal); // one per viewer's request
   const clients = consoles.map((c) => createPlantonClient({ url: c.url, token: ctx.token }));
   const finished = Array.from({ length: subscribers }, async (_, i) => {
-    let first = true;
-    const got = (e: ProgressEvent, at: number) => {
-      receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at });
-      if (first) {
-        first = false;
-        if (++connected === subscribers) allConnected();
-      }
+    let opened = false;
+    const first = () => {
+      if (opened) return;
+      opened = true;
+      if (++connected === subscribers) allConnected();
     };
-    if (ctx.p.viewer === "raw") await readStreamRaw(consoles[i % consoles.length].url, ctx.token, job.id, abort.signal, got);
-    else for await (const e of clients[i % clients.length].jobs.streamEvents(job.id, { signal: abort.signal })) got(e, Date.now());
+    const got = (e: ProgressEvent, at: number) => void receipts.push({ sub: i, seq: e.seq, type: e.type, ts: Date.parse(e.ts), at });
+    if (ctx.p.viewer === "raw") await readStreamRaw(consoles[i % consoles.length].url, ctx.token, job.id, abort.signal, first, got);
+    else for await (const e of clients[i % clients.length].jobs.streamEvents(job.id, { signal: abort.signal })) first(), got(e, Date.now());
   });
   const failed = Promise.race(finished).then(
     () => new Promise<never>(() => {}),
@@ -666,6 +665,7 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
     const done = await ctx.api.jobs.get.query({ org: ctx.org.slug, id: job.id });
     if (done.result !== "succeeded") ctx.failures.push(describeFailure(done));
     const live = receipts.filter((r) => r.ts >= since);
+    if (process.env.BENCH_DUMP) fs.writeFileSync(`${process.env.BENCH_DUMP}-${subscribers}-${componentId}.json`, JSON.stringify({ receipts: live, notified, since }));
     // Each viewer got every event once, in order (the stream's promise; a break here is a bug, not a figure).
     const bySub = new Map<number, number[]>();
     for (const r of receipts) bySub.set(r.sub, [...(bySub.get(r.sub) ?? []), r.seq]);
@@ -700,15 +700,40 @@ async function eventLatency(ctx: Ctx, subscribers: number, consoles: ConsoleServ
 
 /**
  * A viewer with `--viewer raw`: the same stream and the same wire format (lib/job-event-stream.ts), read
- * without lib/client's per-event async iteration: each chunk is parsed into messages as it arrives and
- * every event in it is stamped with the chunk's arrival time. With 100 viewers in this one process the
- * per-event async hops of lib/client (the CLI reads one stream, not a hundred) took as much CPU as the
- * server under test, on the same two cores, and a burst was stamped in the order the process got to it.
+ * without lib/client's per-event async iteration. The 100 viewers stand for 100 browsers on machines of their
+ * own, but here they share the two cores with the console, runner and Postgres: so while the job runs a viewer
+ * only keeps each chunk with its arrival time (`first` is called on the first chunk that carries an event), and
+ * decodes the chunks (eventsource-parser, as lib/client does) when its stream ends, stamping every event with
+ * its chunk's arrival. Decoding as they came, the viewers' own JSON parsing of a plan's burst (hundreds of
+ * events × 100 viewers in this one process) delayed when the later viewers' chunks were even looked at.
  * Reconnects with Last-Event-ID as lib/client does; a failure to reconnect fails the run.
  */
-async function readStreamRaw(base: string, token: string, jobId: string, signal: AbortSignal, got: (e: ProgressEvent, at: number) => void): Promise<void> {
+async function readStreamRaw(base: string, token: string, jobId: string, signal: AbortSignal, first: () => void, got: (e: ProgressEvent, at: number) => void): Promise<void> {
   let last = 0;
+  let opened = false;
   for (let failures = 0; ; ) {
+    const chunks: [Buffer, number][] = [];
+    // Decodes what arrived on this connection; answers whether it carried the stream's end.
+    const decode = () => {
+      let ended = false;
+      let at = 0;
+      const text = new TextDecoder();
+      const parser = createParser({
+        onEvent: (m) => {
+          if (m.event === JOB_STREAM_END_EVENT) return void (ended = true);
+          const e = decodeEventMessage(m.data);
+          if (e.seq <= last) return;
+          last = e.seq;
+          failures = 0;
+          got(e, at);
+        },
+      });
+      for (const [chunk, t] of chunks) {
+        at = t;
+        parser.feed(text.decode(chunk, { stream: true }));
+      }
+      return ended;
+    };
     const ended = await new Promise<boolean>((resolve, reject) => {
       const req = http.get(
         new URL(`/api/v1${jobEventStreamPath(jobId)}`, base),
@@ -718,33 +743,19 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
             res.resume();
             return reject(new Error(`event stream answered ${res.statusCode}`));
           }
-          res.setEncoding("utf8");
-          // The same parser lib/client reads the stream with, fed each chunk as it comes, without async hops per event.
-          let at = 0;
-          const parser = createParser({
-            onEvent: (m) => {
-              if (m.event === JOB_STREAM_END_EVENT) {
-                res.destroy();
-                return resolve(true);
-              }
-              const e = decodeEventMessage(m.data);
-              if (e.seq <= last) return;
-              last = e.seq;
-              failures = 0;
-              got(e, at);
-            },
+          res.on("data", (chunk: Buffer) => {
+            chunks.push([chunk, Date.now()]);
+            if (!opened && chunk.includes("data:")) (opened = true), first();
           });
-          res.on("data", (chunk: string) => {
-            at = Date.now();
-            parser.feed(chunk);
-          });
-          res.on("end", () => resolve(false));
+          // The server closes the stream after its end event.
+          res.on("end", () => resolve(decode()));
           res.on("error", reject);
         },
       );
       req.on("error", reject);
     }).catch((err: unknown) => {
-      if (signal.aborted) return true;
+      const ended = decode();
+      if (signal.aborted || ended) return true;
       if (++failures > 10) throw err;
       return false;
     });
