@@ -70,8 +70,19 @@ export function observeStep(step: string, result: string, startedAt: Date | null
 
 /** An event written to a live stream; `ts` is when its runner emitted it. Events from before the stream opened (its backlog) are not lag. */
 export function observeDelivery(ts: string, streamOpenedAt: number): void {
-  const at = Date.parse(ts);
-  if (Number.isFinite(at) && at >= streamOpenedAt) metrics().eventLag.observe(seconds(at));
+  observeDeliveries([Date.parse(ts)], streamOpenedAt, Date.now());
+}
+
+/**
+ * Events written to a live stream at `writtenAt`, by when their runners emitted them (ms since the epoch, as
+ * EventBatch.emittedAt parses them once for every subscriber). Recorded after this turn's I/O: with a hundred
+ * viewers of a plan's burst, observing each event for each viewer before the next viewer's write held that write back.
+ */
+export function observeDeliveries(emittedAt: readonly number[], streamOpenedAt: number, writtenAt: number): void {
+  setImmediate(() => {
+    const lag = metrics().eventLag;
+    for (const at of emittedAt) if (Number.isFinite(at) && at >= streamOpenedAt) lag.observe(seconds(at, writtenAt));
+  });
 }
 
 /** The database gauges, read when /metrics is scraped: jobs by status and result (one grouped count), and the pool's use. */

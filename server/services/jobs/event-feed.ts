@@ -50,6 +50,12 @@ export class EventBatch {
     return (this.encoded ??= Buffer.from(encodeEventFrames(this.events)));
   }
 
+  private emitted: number[] | undefined;
+  /** When each event's runner emitted it (ms since the epoch), parsed once for every subscriber (the delivery lag metric). */
+  get emittedAt(): readonly number[] {
+    return (this.emitted ??= this.events.map((e) => Date.parse(e.ts)));
+  }
+
   get lastSeq(): number {
     return this.events[this.events.length - 1].seq;
   }

@@ -1,7 +1,7 @@
 import { lastSeenSeq } from "@/server/input-guard";
 import { streamingRoute } from "@/server/public-api/http";
 import { streamJobEventBatches } from "@/server/services/jobs/event-feed";
-import { metrics, observeDelivery } from "@/server/metrics";
+import { metrics, observeDeliveries } from "@/server/metrics";
 import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
 
 export const dynamic = "force-dynamic";
@@ -51,7 +51,7 @@ export const GET = streamingRoute(
           if (abort.signal.aborted) return;
           if (!next.done) {
             controller.enqueue(next.value.bytes);
-            for (const e of next.value.events) observeDelivery(e.ts, openedAt);
+            observeDeliveries(next.value.emittedAt, openedAt, Date.now());
             return;
           }
           controller.enqueue(END);
