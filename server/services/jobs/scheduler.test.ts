@@ -61,7 +61,7 @@ describe.runIf(testDriver === "postgres")("the scheduler leader across replicas"
 
       // The leader's lock connection ends (as when its process is killed); Postgres frees the lock once that backend has exited.
       const [holder] = rowsOf<{ pid: number }>(
-        await t.db.execute(sql`select l.pid from pg_locks l join pg_database d on d.oid = l.database where d.datname = current_database() and l.locktype = 'advisory' and l.objid = ${SCHEDULER_LEADER_LOCK} and l.granted`),
+        await t.db.execute(sql`select l.pid from pg_locks l join pg_database d on d.oid = l.database where d.datname = current_database() and l.locktype = 'advisory' and l.classid = 0 and l.objid = ${SCHEDULER_LEADER_LOCK} and l.objsubid = 1 and l.granted`),
       );
       const [ended] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
       expect(ended.ok).toBe(true);

@@ -595,8 +595,9 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     // One statement points every verified component at its destination; the Planton-managed copy stays, marked as moved, for the move's rollback.
     // An item whose only lock is its Planton-managed source's (a fresh copy created atomically, no lock taken there) is
     // switched, unlocked and released in that one commit: there is no lock outside the transaction to release after it.
-    const atOnce = verified.filter((i) => isPlanton(ctx, i) && ctx.lockless.has(i.id));
-    const switchOnly = verified.filter((i) => !atOnce.includes(i));
+    const atOnce: RunItem[] = [];
+    const switchOnly: RunItem[] = [];
+    for (const i of verified) (isPlanton(ctx, i) && ctx.lockless.has(i.id) ? atOnce : switchOnly).push(i);
     if (atOnce.length) {
       await commitStep(ctx, atOnce, "copied", "done", {
         queue: true,
