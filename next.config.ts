@@ -1,11 +1,11 @@
 import type { NextConfig } from "next";
-import { FIXED_SECURITY_HEADERS, HSTS, NON_PAGE_CONTENT_SECURITY_POLICY } from "./server/security-headers";
+import { FIXED_SECURITY_HEADERS, FORWARDED_HTTPS, HSTS, NON_PAGE_CONTENT_SECURITY_POLICY } from "./server/security-headers";
 
 // proxy.ts sets these on everything else; the machine APIs skip the proxy (see there) and get them here.
 const machineApiHeaders = [
   ...Object.entries({ ...FIXED_SECURITY_HEADERS, "Content-Security-Policy": NON_PAGE_CONTENT_SECURITY_POLICY }).map(([key, value]) => ({ key, value })),
 ];
-const overHttps = [{ type: "header" as const, key: "x-forwarded-proto", value: "https" }];
+const overHttps = [{ type: "header" as const, key: FORWARDED_HTTPS.header, value: FORWARDED_HTTPS.value }];
 
 const config: NextConfig = {
   // prom-client and OpenTelemetry keep process-wide registries: one copy from node_modules, not one per bundle.

@@ -8,7 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { eq, sql } from "drizzle-orm";
 import { jobOperations } from "@/db/schema";
 import { POST as restOverHttp } from "@/app/api/v1/[...path]/route";
-import { POST as startStepOverRunnerApi } from "@/app/api/runner/v1/jobs/[jobId]/steps/[step]/start/route";
+import { dispatchRunnerApi } from "@/server/runner-api/routes";
 import { POST as trpcOverHttp } from "@/app/api/trpc/[trpc]/route";
 import { createTestDatabase, testDriver, type TestDatabase } from "../test/database";
 import { getRuntime, type Runtime } from "./runtime";
@@ -55,13 +55,12 @@ const trpc = (token: string, org: string, jobId: string) =>
   );
 
 const runnerStart = (credential: string, jobId: string, attemptId: string) =>
-  startStepOverRunnerApi(
+  dispatchRunnerApi(
     new Request(`http://console.test/api/runner/v1/jobs/${jobId}/steps/init/start`, {
       method: "POST",
       headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
       body: JSON.stringify({ attemptId }),
     }),
-    { params: Promise.resolve({ jobId, step: "init" }) },
   );
 
 /** Steps whose phase moved underneath the request: still queued, yet already with a result. */

@@ -64,3 +64,12 @@ export function errorResponse(err: unknown, edge: Exclude<Edge, "console">): Res
   const a = answerFor(err, edge);
   return refusalResponse(a.status, a.code, a.message, a.errorId);
 }
+
+/** An address under /api that no route serves: a JSON refusal naming what exists, not the console's HTML 404 page. */
+export function noSuchRouteResponse(method: string, pathname: string): Response {
+  return refusalResponse(
+    404,
+    "NOT_FOUND",
+    `Nothing was done: there is no ${method} ${pathname}. The REST API is listed at /api/v1/openapi.json; runners speak /api/runner/v1 (lib/runner-protocol.ts).`,
+  );
+}

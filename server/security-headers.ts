@@ -35,3 +35,6 @@ export function securityHeaders(opts: { https: boolean; csp: string }): Record<s
   return { ...FIXED_SECURITY_HEADERS, "Content-Security-Policy": opts.csp, ...(opts.https ? { "Strict-Transport-Security": HSTS } : {}) };
 }
 
+
+/** A request a TLS-terminating proxy forwarded from https (the load balancer's `X-Forwarded-Proto`): its answer carries HSTS. */
+export const FORWARDED_HTTPS = { header: "x-forwarded-proto", value: "https" } as const;

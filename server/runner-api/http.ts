@@ -1,4 +1,4 @@
-// The HTTP edge of the runner API (/api/runner/v1): route handlers in app/ are one line over these.
+// The HTTP edge of the runner API (/api/runner/v1): each route in routes.ts is one line over these.
 // Refusals come back as JSON `{error: {message, code}}` with the matching status.
 import type { z } from "zod";
 import { errorResponse } from "../error-map";
@@ -8,7 +8,7 @@ import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners
 import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runners/register-runner";
 
 /** Below this size an answer is not worth compressing (the `compression` middleware's own default threshold). */
-const COMPRESS_FROM_BYTES = 1024;
+export const COMPRESS_FROM_BYTES = 1024;
 
 /**
  * A JSON answer. Next streams a Response's body without its length, so the console's compression would
@@ -45,11 +45,12 @@ export interface JobRouteContext {
   bytes: () => Promise<Uint8Array>;
 }
 
-type Params = { params: Promise<Record<string, string>> };
+/** A route's handler: the request, and the path's parameters (decoded) as its pattern names them. */
+export type RunnerApiHandler = (req: Request, params: Record<string, string>) => Promise<Response>;
 
 /** A route that needs the runner token (`Bearer rnr_…`). */
-export function runnerRoute(fn: (ctx: { rt: Runtime; runner: RunnerRow; req: Request; body: <T extends z.ZodType>(schema: T) => Promise<z.infer<T>> }) => Promise<Response>) {
-  return async (req: Request) => {
+export function runnerRoute(fn: (ctx: { rt: Runtime; runner: RunnerRow; req: Request; body: <T extends z.ZodType>(schema: T) => Promise<z.infer<T>> }) => Promise<Response>): RunnerApiHandler {
+  return async (req) => {
     try {
       const rt = await getRuntime();
       const runner = await authenticateRunner(rt.db, bearerOf(req.headers));
@@ -61,11 +62,10 @@ export function runnerRoute(fn: (ctx: { rt: Runtime; runner: RunnerRow; req: Req
 }
 
 /** A route under /jobs/{jobId}/… that needs that job's credential (`Bearer jcr_…`), taken as `use` allows (see jobAccess). */
-export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { use?: JobRouteUse } = {}) {
-  return async (req: Request, { params }: Params) => {
+export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { use?: JobRouteUse } = {}): RunnerApiHandler {
+  return async (req, p) => {
     try {
       const rt = await getRuntime();
-      const p = await params;
       assertSafeInput(p);
       const access = await jobAccess(rt.db, bearerOf(req.headers), p.jobId, opts.use ?? "running");
       return await fn(

@@ -7,6 +7,7 @@
 // and no token or credential ever logged or returned twice.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,6 +17,7 @@ import { artifacts, connectionAuthorizations, connections, environments, infraJo
 import { newId } from "../../lib/ids";
 import { RUNNER_API, type ClaimResponse, type StepName } from "../../lib/runner-protocol";
 import { encryptSecret, sha256Hex } from "../../server/crypto";
+import { MAX_RUNNER_BODY_BYTES } from "../../server/input-guard";
 import { draftComponent } from "../components";
 import { createJob } from "../../server/services/jobs/create-job";
 import { resumeJob } from "../../server/services/jobs/resume-job";
@@ -657,6 +659,43 @@ describe("what a runner may upload", () => {
     });
     const [row] = await t.db.select().from(infraJobs).where(eq(infraJobs.id, c.jobId));
     expect(row).toMatchObject({ status: "running", outputs: null });
+    expect((await t.db.select().from(progressEvents).where(eq(progressEvents.jobId, c.jobId))).filter((e) => e.attemptId)).toEqual([]);
+  });
+
+  it("is answered by the console's own server (not Next.js) as a client expects: a large JSON answer gzip'd when accepted, a body over the bound refused unread, an address or method no route serves refused naming it", async () => {
+    const { org: other, component } = await orgWithComponent(t.db);
+    const { token } = await runner("r-edge", other);
+    await createJob(t.db, other.actor(), { componentId: component.id, operation: "preview" });
+    // undici's fetch asks for gzip and unpacks it; the header says what came over the wire.
+    const claimed = await fetch(`${server.url}${RUNNER_API}/claim`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ waitSeconds: 0 }) });
+    expect([claimed.status, claimed.headers.get("content-encoding"), claimed.headers.get("x-content-type-options")]).toEqual([200, "gzip", "nosniff"]);
+    const c = credOf((await claimed.json()) as ClaimResponse);
+    const small = await fetch(`${server.url}${RUNNER_API}/whoami`, { headers: { authorization: `Bearer ${token}` } });
+    expect([small.status, small.headers.get("content-encoding")]).toEqual([200, null]);
+
+    // Declared larger than the bound: refused before a byte of it is read (the client never sends it).
+    const declared = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${server.url}${RUNNER_API}/jobs/${c.jobId}/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${c.token}`, "content-type": "application/json", "content-length": String(MAX_RUNNER_BODY_BYTES + 1) },
+      });
+      req.on("response", (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => (resolve({ status: res.statusCode!, text }), req.destroy()));
+      });
+      req.on("error", reject);
+      req.flushHeaders();
+    });
+    expect(declared.status).toBe(400);
+    expect(JSON.parse(declared.text).error.message).toBe("Nothing was done: the body is larger than 64 MiB. Send less at a time.");
+
+    expect(await call(c.token, "GET", `/jobs/${c.jobId}/nowhere`)).toMatchObject({
+      status: 404,
+      message: `Nothing was done: there is no GET ${RUNNER_API}/jobs/${c.jobId}/nowhere. The REST API is listed at /api/v1/openapi.json; runners speak /api/runner/v1 (lib/runner-protocol.ts).`,
+    });
+    expect(await call(c.token, "DELETE", `/jobs/${c.jobId}/events`)).toMatchObject({ status: 404, message: expect.stringContaining(`there is no DELETE ${RUNNER_API}/jobs/${c.jobId}/events.`) });
+    expect(await call(c.token, "GET", `/jobs/${c.jobId}/secrets/%E0%A4%A`)).toMatchObject({ status: 400, message: expect.stringContaining("malformed %-escape") });
     expect((await t.db.select().from(progressEvents).where(eq(progressEvents.jobId, c.jobId))).filter((e) => e.attemptId)).toEqual([]);
   });
 

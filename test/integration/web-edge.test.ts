@@ -82,7 +82,7 @@ describe("security headers", () => {
   });
 
   it("HSTS is sent only when the console is served over HTTPS", async () => {
-    for (const p of ["/sign-in", "/api/health", "/api/v1/whoami"]) {
+    for (const p of ["/sign-in", "/api/health", "/api/v1/whoami", "/api/runner/v1/whoami"]) {
       const res = await fetch(`${server.url}${p}`, { headers: { "x-forwarded-proto": "https" } });
       expect(res.headers.get("strict-transport-security"), p).toBe("max-age=31536000");
       expect((await fetch(`${server.url}${p}`)).headers.get("strict-transport-security"), p).toBeNull();
