@@ -42,9 +42,9 @@ const server = http.createServer((req, res) => {
     res.end(refusal(400, "Nothing was done: the address has a malformed %-escape or is not UTF-8. Encode each path segment with encodeURIComponent."));
     return;
   }
-  // The runner API, once the console has started (server/start.ts registers it): answered without Next.js's request handling.
-  const runnerApi = globalThis.__plantonRunnerApi;
-  if (runnerApi?.handles(req.url ?? "/")) return void runnerApi.serve(req, res);
+  // The runner API and the live event streams, once the console has started (server/start.ts registers
+  // them; server/direct-lane.ts): answered without Next.js's request handling.
+  if (globalThis.__plantonDirectLane?.serve(req, res)) return;
   handle(req, res);
 });
 // Node refuses oversized headers and addresses (431) and unparsable requests (400) before any handler: say why.

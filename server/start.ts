@@ -7,7 +7,7 @@ import { startHostedRunners } from "./services/runners/hosted";
 import { startTracing } from "@/lib/telemetry";
 import { metrics } from "./metrics";
 import { serverKeyMismatch } from "./server-key-check";
-import { runnerApiLane, type RunnerApiLane } from "./runner-api/node";
+import { directLane, type DirectLane } from "./direct-lane";
 
 /** Everything the server process runs besides answering requests. */
 export async function startServerProcesses(): Promise<void> {
@@ -22,8 +22,8 @@ export async function startServerProcesses(): Promise<void> {
     console.error(keyProblem);
     process.exit(1);
   }
-  // scripts/serve.mjs answers the runner API through this, not through Next.js's request handling.
-  (globalThis as unknown as { __plantonRunnerApi?: RunnerApiLane }).__plantonRunnerApi = runnerApiLane;
+  // scripts/serve.mjs answers the runner API and the live event streams through this, not through Next.js's request handling.
+  (globalThis as unknown as { __plantonDirectLane?: DirectLane }).__plantonDirectLane = directLane;
   // Registered before the first request is timed; tracing starts only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   metrics();
   if (await startTracing("planton-console")) console.log(`[tracing] jobs are traced over OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT}`);

@@ -1,5 +1,5 @@
 // The runner API (/api/runner/v1), every route in one table and one dispatcher. The console's own HTTP
-// server (scripts/serve.mjs) hands these requests straight to serveRunnerApi (node.ts), and Next.js's
+// server (scripts/serve.mjs) hands these requests straight to it (server/direct-lane.ts), and Next.js's
 // catch-all route (app/api/runner/v1/[...path]) to the same dispatcher when a request reaches it: a
 // runner's event upload or state-journal batch then skips the page router, which cost several times
 // what the upload's own work does (lib/runner-protocol.ts has the protocol's shapes).

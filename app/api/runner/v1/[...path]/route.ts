@@ -1,5 +1,5 @@
 // The runner API when a request reaches Next.js (scripts/serve.mjs answers it before, through the same
-// dispatcher: server/runner-api/node.ts): every route is in server/runner-api/routes.ts.
+// dispatcher: server/direct-lane.ts): every route is in server/runner-api/routes.ts.
 import { dispatchRunnerApi } from "@/server/runner-api/routes";
 
 export const dynamic = "force-dynamic";

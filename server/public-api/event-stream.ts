@@ -1,0 +1,86 @@
+// A job's live events (the job page, `planton infra job … --follow`): GET /api/v1/jobs/{id}/events/stream.
+// scripts/serve.mjs answers it without Next.js's request handling (server/direct-lane.ts); Next.js's
+// route (app/api/v1/jobs/[id]/events/stream) answers through the same handler if a request reaches it.
+import { lastSeenSeq } from "../input-guard";
+import { streamJobEventBatches } from "../services/jobs/event-feed";
+import { metrics, observeDeliveries } from "../metrics";
+import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
+import { streamingRoute } from "./http";
+import { API_BASE } from "./openapi";
+
+/** The stream's path (`$1` the job's id, encoded): lib/job-event-stream.ts's jobEventStreamPath under the REST API's base. */
+export const JOB_EVENT_STREAM_PATH = new RegExp(`^${API_BASE}/jobs/([^/]+)/events/stream$`);
+
+const OPEN = Buffer.from(JOB_STREAM_OPEN_FRAME);
+const HEARTBEAT = Buffer.from(JOB_STREAM_HEARTBEAT_FRAME);
+const END = Buffer.from(JOB_STREAM_END_FRAME);
+
+/**
+ * Server-sent events (lib/job-event-stream.ts): each progress event as `id: <seq>` + `data: <json>`,
+ * from after `Last-Event-ID` (or `?after=`), each once and in order. When the job has completed and
+ * everything was sent, an `event: end` closes the stream; a client that loses the connection before
+ * it reconnects with the last id. An API token, or the console's session cookie with `?org=`.
+ * Pulled: the next events are taken only once the client has taken the last write, so a slow client's
+ * events wait in the job's feed (bounded) and then in the database, not in this process.
+ */
+export const jobEventStream = streamingRoute(
+  async ({ rt, api, params, req, url }) => {
+    const org = url.searchParams.get("org") ?? undefined;
+    await api.jobs.get({ id: params.id, org });
+    const fromHeader = req.headers.get("last-event-id");
+    const after = fromHeader !== null ? lastSeenSeq(fromHeader) : lastSeenSeq(url.searchParams.get("after"), "after");
+    const abort = new AbortController();
+    req.signal.addEventListener("abort", () => abort.abort());
+    abort.signal.addEventListener("abort", () => finish());
+    const batches = streamJobEventBatches(rt.handle, params.id, after, abort.signal);
+    const openedAt = Date.now();
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let counted = false;
+    const finish = () => {
+      clearInterval(heartbeat);
+      if (counted) metrics().sseSubscribers.dec();
+      counted = false;
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(OPEN);
+        metrics().sseSubscribers.inc();
+        counted = true;
+        heartbeat = setInterval(() => {
+          if (!abort.signal.aborted) controller.enqueue(HEARTBEAT);
+        }, JOB_STREAM_HEARTBEAT_MS);
+      },
+      async pull(controller) {
+        try {
+          const next = await batches.next();
+          if (abort.signal.aborted) return;
+          if (!next.done) {
+            controller.enqueue(next.value.bytes);
+            observeDeliveries(next.value.emittedAt, openedAt, Date.now());
+            return;
+          }
+          controller.enqueue(END);
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          console.error("event stream:", err);
+        }
+        finish();
+        controller.close();
+      },
+      cancel() {
+        finish();
+        abort.abort();
+        void batches.return(undefined);
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+        connection: "keep-alive",
+      },
+    });
+  },
+  { sessionCookie: true },
+);
