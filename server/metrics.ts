@@ -22,6 +22,11 @@ function createMetrics() {
     stepDuration: new Histogram({ name: "planton_job_step_duration_seconds", help: "How long a job's step ran, started → finished as the runner reported them", labelNames: ["step", "result"] as const, buckets: BUCKETS, registers }),
     eventLag: new Histogram({ name: "planton_event_delivery_lag_seconds", help: "From a runner emitting a progress event to the console writing it to a live SSE stream", buckets: BUCKETS, registers }),
     sseSubscribers: new Gauge({ name: "planton_sse_subscribers", help: "Open server-sent event streams of job events", registers }),
+    sseCatchUps: new Counter({
+      name: "planton_sse_catch_ups_total",
+      help: "Times a live stream's viewer fell a buffer behind its job's feed and caught up from the database (a slow viewer: it loses nothing and holds no one back)",
+      registers,
+    }),
     heartbeats: new Counter({ name: "planton_runner_heartbeats_total", help: "Job heartbeats received, by runner", labelNames: ["runner"] as const, registers }),
     httpDuration: new Histogram({ name: "planton_http_request_duration_seconds", help: "HTTP requests by method, route template and status", labelNames: ["method", "route", "status"] as const, buckets: BUCKETS, registers }),
     dbInUse: new Gauge({ name: "planton_db_connections_in_use", help: "Database connections busy with a query or transaction (PGlite: its one connection)", registers }),

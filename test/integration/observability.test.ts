@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { IExportTraceServiceRequest, ISpan } from "@opentelemetry/otlp-transformer/build/src/trace/internal-types";
+import { appendEvents, readEventsAfter } from "../../server/services/jobs/events";
 import { startJobStack, type JobStack } from "./harness";
 
 const METRICS_TOKEN = "observability-test-token-0123456789";
@@ -189,4 +190,73 @@ describe("traces over OTLP", () => {
     expect(one("engine plan").events.filter((e) => e.name === "planned_change")).toHaveLength(3);
     expect(spans.every((s) => s.status?.code !== 2)).toBe(true);
   });
+});
+
+describe("a live stream's slow viewer", () => {
+  it("falls a buffer behind while it reads nothing, catches up from the database and gets every event once and in order, without holding another viewer back", async () => {
+    await stack.component("streamed", "dev", "TestSlow", { name: "slow-viewer" });
+    stack.gates.hold("slow-viewer");
+    const id = (await stack.run("streamed", "update")).id;
+    await stack.gates.held("slow-viewer");
+    const token = await stack.tokenFor("viewer");
+    const url = `${stack.server.url}/api/v1/jobs/${id}/events/stream`;
+    /** A stream's lines as they come: its event ids, and whether it has opened and ended (nothing kept but these). */
+    const reading = () => {
+      const r = { seqs: [] as number[], open: false, end: false, partial: "" };
+      const take = (text: string) => {
+        const lines = (r.partial + text).split("\n");
+        r.partial = lines.pop()!;
+        for (const l of lines) {
+          if (l.startsWith("id: ")) r.seqs.push(Number(l.slice(4)));
+          else if (l === ": stream open") r.open = true;
+          else if (l === "event: end") r.end = true;
+        }
+      };
+      return { r, take };
+    };
+
+    // The slow viewer takes the stream's first bytes, then stops reading (its socket's buffers fill).
+    const slowRead = reading();
+    const slow = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(url, { headers: { authorization: `Bearer ${token}` } }, resolve).on("error", reject),
+    );
+    slow.setEncoding("utf8");
+    await new Promise<void>((resolve) => slow.once("data", (d: string) => (slowRead.take(d), resolve())));
+    slow.pause();
+    const slowDone = new Promise<void>((resolve) => slow.on("end", resolve));
+
+    // The other viewer reads as the events come.
+    const fast = (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).body!.getReader();
+    const fastRead = reading();
+    const decoder = new TextDecoder();
+    const fastUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const r = await fast.read();
+        if (r.done) throw new Error("the fast viewer's stream ended early");
+        fastRead.take(decoder.decode(r.value, { stream: true }));
+      }
+    };
+    await fastUntil(() => fastRead.r.open);
+
+    // 6 000 events of 4 KiB (24 MiB), far past what sockets buffer and the feed's 1 000 events a viewer may have waiting.
+    const catchUpsBefore = total(await metricsNow(), "planton_sse_catch_ups_total");
+    const line = "x".repeat(4096);
+    let last = 0;
+    for (let b = 0; b < 60; b++) last = await appendEvents(stack.t.db, id, Array.from({ length: 100 }, (_, i) => ({ operation: "apply" as const, type: "log" as const, payload: { line: `${b * 100 + i} ${line}` } })));
+    await fastUntil(() => fastRead.r.seqs.at(-1)! >= last);
+    expect(total(await metricsNow(), "planton_sse_catch_ups_total")).toBeGreaterThan(catchUpsBefore);
+
+    // The slow viewer reads again; the job ends; both have every event once, in order, and the end.
+    slow.on("data", (d: string) => slowRead.take(d));
+    slow.resume();
+    stack.gates.release("slow-viewer");
+    await fastUntil(() => fastRead.r.end);
+    await slowDone;
+    expect(slowRead.r.end).toBe(true);
+    const all = (await readEventsAfter(stack.t.db, id, 0, 100_000)).map((e) => e.seq);
+    expect(all.length).toBeGreaterThan(6000);
+    expect(fastRead.r.seqs).toEqual(all);
+    expect(slowRead.r.seqs).toEqual(all);
+    expect((await stack.finished(id)).result).toBe("succeeded");
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import type { DatabaseHandle } from "@/db/client";
 import { infraJobs } from "@/db/schema";
 import { encodeEventFrames } from "@/lib/job-event-stream";
 import type { ProgressEvent } from "@/lib/runner-protocol";
+import { metrics } from "../../metrics";
 import { JOB_EVENTS_CHANNEL, readEventsAfter, subscribeChannel } from "./events";
 
 const READ_PAGE = 500;
@@ -98,6 +99,7 @@ class Subscriber {
         if (events[i].seq !== this.cursor + 1 || this.queued + events.length - i > this.capacity) {
           this.live = false;
           this.feed.stats.fallbacks++;
+          metrics().sseCatchUps.inc();
         } else {
           this.push(i === 0 ? batch : new EventBatch(events.slice(i)));
         }
