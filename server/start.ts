@@ -22,8 +22,9 @@ export async function startServerProcesses(): Promise<void> {
     console.error(keyProblem);
     process.exit(1);
   }
-  // scripts/serve.mjs answers the runner API and the live event streams through this, not through Next.js's request handling.
-  (globalThis as unknown as { __plantonDirectLane?: DirectLane }).__plantonDirectLane = directLane;
+  // scripts/serve.mjs answers the runner API and the live event streams through this, not through Next.js's
+  // request handling. Not under `npm run dev`, where Next.js's routes (the same handlers) pick up edits.
+  if (process.env.NODE_ENV === "production") (globalThis as unknown as { __plantonDirectLane?: DirectLane }).__plantonDirectLane = directLane;
   // Registered before the first request is timed; tracing starts only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   metrics();
   if (await startTracing("planton-console")) console.log(`[tracing] jobs are traced over OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT}`);
