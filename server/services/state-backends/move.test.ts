@@ -2,7 +2,7 @@
 // s3rver and Azure Blob on azurite (both started here from npm). "Killed" is the runner's test-only
 // hook (MoveHooks.afterStep throwing MoveStopped): the run stops right after a step committed, with
 // everything it committed, as a process that died there would leave it; resumeMove then runs it on.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -245,6 +245,42 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
 });
 
 describe("the move's guarantees", () => {
+  it("a run that stops on an error is run on by the sweep after a backoff that doubles with each failure in a row, and finishes", async () => {
+    const setup = await orgWithStates(2);
+    const to = await destination(setup, "local");
+    // Fails after every step it commits (each run then gets one step further).
+    const failing: MoveHooks = {
+      afterStep: () => {
+        throw new Error("the database refused the statement");
+      },
+    };
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: failing });
+      await moveRun(move.id);
+      expect(errors.mock.calls.map((c) => String(c[0]))).toContain(`[state-move] ${move.id} stopped: the database refused the statement; it runs on from where it stands in 2 s (failure 1 in a row)`);
+      let clock = Date.now();
+      const sweep = (hooks?: MoveHooks) => resumeRunningMoves(t.db, { now: () => clock, hooks, log: () => {} });
+      // Not before its backoff has passed; then it runs (and fails again: 4 s next).
+      expect(await sweep(failing)).toEqual([]);
+      clock += 2001;
+      expect(await sweep(failing)).toEqual([move.id]);
+      await moveRun(move.id);
+      expect(errors.mock.calls.map((c) => String(c[0]))).toContain(`[state-move] ${move.id} stopped: the database refused the statement; it runs on from where it stands in 4 s (failure 2 in a row)`);
+      clock += 3000;
+      expect(await sweep()).toEqual([]);
+      clock += 1001;
+      expect(await sweep()).toEqual([move.id]);
+      await moveRun(move.id);
+      await expectSucceeded(setup, to, move.id);
+      // Finished: nothing is left to sweep, and the failures are forgotten.
+      clock += 10 * 60_000;
+      expect(await sweep()).toEqual([]);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   it("holds a component's jobs while it moves; the job says why it waits, then runs against the new backend and records that", async () => {
     const setup = await orgWithStates(1);
     const to = await destination(setup, "local");

@@ -250,6 +250,8 @@ export interface RunOptions {
   parallelChunks?: number;
   /** Where a run says what it does and does not (console.log by default). */
   log?: (msg: string) => void;
+  /** The clock the sweep's backoff reads (tests move it on instead of waiting). */
+  now?: () => number;
 }
 
 async function runningMoveRefusal(db: Queryable, orgId: string): Promise<PlantonError | null> {
@@ -338,6 +340,16 @@ export function moveRunLockKey(moveId: string): number {
 const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Map<Database, Promise<boolean>>> };
 const runs = (g.__plantonMoveRuns ??= new Map());
 
+/**
+ * A run that stopped on an error (its move still running) is run again by a sweep, here or in another console
+ * process — after 2 s, then twice as long after each failure in a row, at most 5 minutes: a lasting fault (the
+ * database refusing a statement) is retried and logged a few times an hour, not every tick.
+ */
+const RETRY_FIRST_MS = 2000;
+const RETRY_MAX_MS = 5 * 60_000;
+const gRetry = globalThis as unknown as { __plantonMoveRetries?: Map<string, { failures: number; at: number }> };
+const retries = (gRetry.__plantonMoveRetries ??= new Map());
+
 const logMove = (opts: RunOptions, msg: string) => (opts.log ?? ((m) => console.log(`[state-move] ${m}`)))(msg);
 
 /** Runs the move here when this process can take its run lock (or already runs it); the only way a move is run. */
@@ -351,9 +363,17 @@ function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promis
     try {
       held = await lock.hold();
       if (!held) logMove(opts, `state move ${moveId} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`);
-      else await runMove(db, moveId, opts);
+      else {
+        await runMove(db, moveId, opts);
+        retries.delete(moveId);
+      }
     } catch (e) {
-      if (!(e instanceof MoveStopped)) console.error(`[state-move] ${moveId} stopped: ${(e as Error).message}`);
+      if (!(e instanceof MoveStopped)) {
+        const failures = (retries.get(moveId)?.failures ?? 0) + 1;
+        const wait = Math.min(RETRY_FIRST_MS * 2 ** (failures - 1), RETRY_MAX_MS);
+        retries.set(moveId, { failures, at: (opts.now ?? Date.now)() + wait });
+        console.error(`[state-move] ${moveId} stopped: ${(e as Error).message}; it runs on from where it stands in ${Math.round(wait / 1000)} s (failure ${failures} in a row)`);
+      }
     } finally {
       // Released when the run ends, however it ends: a move still running then is resumed by the next sweep.
       await lock.release().catch(() => {});
@@ -376,7 +396,8 @@ export async function moveRun(moveId: string): Promise<void> {
 
 /**
  * The sweep (every scheduler tick, so also at start): every move still running whose run lock no process holds
- * (its process died mid-way, or its run stopped) runs on here from where it stands. Answers the moves launched.
+ * (its process died mid-way, or its run stopped) runs on here from where it stands — one whose run here stopped on
+ * an error, once its backoff has passed. Answers the moves launched.
  */
 export async function resumeRunningMoves(db: Database, opts: RunOptions = {}): Promise<string[]> {
   const running = await db.select({ id: stateMoves.id }).from(stateMoves).where(eq(stateMoves.status, "running"));
@@ -391,7 +412,8 @@ export async function resumeRunningMoves(db: Database, opts: RunOptions = {}): P
            and database = (select oid from pg_database where datname = current_database())`),
     ).map((r) => String(r.key)),
   );
-  const free = running.filter((m) => !held.has(String(moveRunLockKey(m.id))) && !runs.get(m.id)?.has(db));
+  const now = (opts.now ?? Date.now)();
+  const free = running.filter((m) => !held.has(String(moveRunLockKey(m.id))) && !runs.get(m.id)?.has(db) && !((retries.get(m.id)?.at ?? 0) > now));
   for (const m of free) {
     logMove(opts, `resuming state move ${m.id} here (pid ${process.pid}): it is running and no console process holds its run lock`);
     void launchMove(db, m.id, opts);
