@@ -35,6 +35,11 @@ export interface DatabaseHandle {
 export interface SessionLock {
   /** Takes the lock when it is free; true while this process holds it. Asked on the lock's own connection, so a connection that broke (and reconnected) answers for what it holds now; throws when the database does not answer. */
   hold(): Promise<boolean>;
+  /**
+   * Whether this process has held the lock without a break since hold() last took it: false once its connection
+   * broke (and another process may have taken the lock meanwhile), even when a reconnect could take it again.
+   */
+  held(): Promise<boolean>;
   /** Lets go of the lock and closes its connection. */
   release(): Promise<void>;
 }
@@ -125,20 +130,28 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
     sessionLock(key) {
       // One connection, never recycled by age: recycling it would drop the lock.
       let conn: ReturnType<typeof postgres> | null = null;
+      // The lock connection's backend when hold() last answered true: a reconnect is another backend.
+      let holder: number | null = null;
+      // A bigint key shows in pg_locks as classid = its high 32 bits, objid = its low 32, objsubid = 1.
+      const ours = () =>
+        conn!`exists (select 1 from pg_locks where locktype = 'advisory' and classid = ${Math.floor(key / 2 ** 32)} and objid = ${key % 2 ** 32} and objsubid = 1 and pid = pg_backend_pid() and granted)`;
       return {
         async hold() {
           conn ??= postgres(url, { max: 1, max_lifetime: 0, onnotice: () => {}, connection: { application_name: `${applicationName.slice(0, 55)}:lock` } });
           // Re-entrant in Postgres: take it only when this session does not hold it already, so one release frees it.
-          // A bigint key shows in pg_locks as classid = its high 32 bits, objid = its low 32, objsubid = 1.
-          const [row] = await conn<{ held: boolean }[]>`
-            select case when exists (
-              select 1 from pg_locks where locktype = 'advisory' and classid = ${Math.floor(key / 2 ** 32)} and objid = ${key % 2 ** 32} and objsubid = 1 and pid = pg_backend_pid() and granted
-            ) then true else pg_try_advisory_lock(${key}::bigint) end as held`;
+          const [row] = await conn<{ held: boolean; pid: number }[]>`select case when ${ours()} then true else pg_try_advisory_lock(${key}::bigint) end as held, pg_backend_pid() as pid`;
+          holder = row?.held ? row.pid : null;
           return !!row?.held;
+        },
+        async held() {
+          if (!conn || holder === null) return false;
+          const [row] = await conn<{ held: boolean; pid: number }[]>`select ${ours()} as held, pg_backend_pid() as pid`;
+          return !!row?.held && row.pid === holder;
         },
         async release() {
           const c = conn;
           conn = null;
+          holder = null;
           await c?.end({ timeout: 5 });
         },
       };
@@ -167,7 +180,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     // One exclusive connection, which the asking query holds.
     poolUse: async () => ({ inUse: 1, max: 1 }),
     // One process owns the embedded database: it always holds every lock.
-    sessionLock: () => ({ hold: async () => true, release: async () => {} }),
+    sessionLock: () => ({ hold: async () => true, held: async () => true, release: async () => {} }),
     dumpDataDir: () => client.dumpDataDir("none"),
     close: () => client.close(),
   };

@@ -513,6 +513,49 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     expect((await auditOf(t.db, setup.org.orgId, "state.move.item_failed")).length).toBe(0);
   });
 
+  it("a live replica whose run lock's connection breaks stops at its next step, and the replica that takes the lock finishes the move alone", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, "local");
+    // The first replica works one item at a time and is held after its first item is copied.
+    let reached!: () => void;
+    const copied = new Promise<void>((r) => (reached = r));
+    let thaw!: () => void;
+    const thawed = new Promise<void>((r) => (thaw = r));
+    const firstSteps: string[] = [];
+    const lines: string[] = [];
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, {
+      chunkSize: 1,
+      parallelChunks: 1,
+      log: (m) => lines.push(m),
+      hooks: {
+        afterStep: async (step, ids) => {
+          firstSteps.push(`${step} ${ids.length}`);
+          if (step !== "copied" || firstSteps.filter((s) => s.startsWith("copied")).length > 1) return;
+          reached();
+          await thawed;
+        },
+      },
+    });
+    await copied;
+    // Its lock connection ends (a network break); the process itself lives on.
+    const [holder] = rowsOf<{ pid: number }>(
+      await t.db.execute(sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1 and (classid::bigint << 32 | objid::bigint) = ${moveRunLockKey(move.id)}::bigint`),
+    );
+    const [killed] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
+    expect(killed.ok).toBe(true);
+    // The other replica's sweep takes the free lock and finishes the move.
+    expect(await resumeRunningMoves(second.db, { log: () => {} })).toContain(move.id);
+    expect(await resumeMove(second.db, move.id)).toBe(true);
+    await expectSucceeded(setup, to, move.id);
+    // The first goes on: at its next step's end it finds its lock broken and stops, touching no other item.
+    thaw();
+    await moveRun(move.id);
+    expect(lines).toContain(`state move ${move.id} stopped here (pid ${process.pid}): its run lock's connection broke, so another console process may be running it; a sweep runs it on wherever its lock is free`);
+    expect(firstSteps.filter((s) => s.startsWith("held")).length).toBe(1);
+    await expectMoved(setup, to);
+    expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
+  });
+
   it("a replica that dies mid-move: the other's scheduler tick leaves the move alone while the lock is held, then takes it over and finishes it", async () => {
     const setup = await orgWithStates(3);
     const to = await destination(setup, "local");

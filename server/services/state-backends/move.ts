@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { handleOf, rowsOf, type Database, type Queryable } from "@/db/client";
+import { handleOf, rowsOf, type Database, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
@@ -243,6 +243,8 @@ export class MoveStopped extends Error {
     super("the move's run was stopped");
   }
 }
+/** This process's run lock broke under a run (its connection ended): another process may be running the move now, so this one stops. */
+class MoveLost extends MoveStopped {}
 export interface RunOptions {
   hooks?: MoveHooks;
   /** Items per chunk (each step of a chunk is one commit) and chunks in flight. */
@@ -364,11 +366,13 @@ function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promis
       held = await lock.hold();
       if (!held) logMove(opts, `state move ${moveId} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`);
       else {
-        await runMove(db, moveId, opts);
+        await runMove(db, moveId, lock, opts);
         retries.delete(moveId);
       }
     } catch (e) {
-      if (!(e instanceof MoveStopped)) {
+      if (e instanceof MoveLost) {
+        logMove(opts, `state move ${moveId} stopped here (pid ${process.pid}): its run lock's connection broke, so another console process may be running it; a sweep runs it on wherever its lock is free`);
+      } else if (!(e instanceof MoveStopped)) {
         const failures = (retries.get(moveId)?.failures ?? 0) + 1;
         const wait = Math.min(RETRY_FIRST_MS * 2 ** (failures - 1), RETRY_MAX_MS);
         retries.set(moveId, { failures, at: (opts.now ?? Date.now)() + wait });
@@ -467,6 +471,8 @@ interface RunContext {
   backends: Map<string, BackendRow>;
   hooks: MoveHooks;
   stopped?: boolean;
+  /** The move's run lock: each step's end checks it was held without a break (stepDone). */
+  lock: SessionLock;
   /** Items copied by an atomic create in this run, which took no lock on the destination. */
   lockless: Set<string>;
 }
@@ -484,11 +490,11 @@ function storeOf(ctx: RunContext, backendId: string): Promise<StateStore> {
   return s;
 }
 
-async function runMove(db: Database, moveId: string, opts: RunOptions): Promise<void> {
+async function runMove(db: Database, moveId: string, lock: SessionLock, opts: RunOptions): Promise<void> {
   const [move] = await db.select().from(stateMoves).where(eq(stateMoves.id, moveId));
   if (!move || move.status !== "running") return;
   const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
-  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lockless: new Set() };
+  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lock, lockless: new Set() };
   try {
     const items = (await db
       .select({ item: stateMoveItems, component: infraComponents.name, environment: environments.name })
@@ -550,6 +556,8 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // A stopped run (the test hook) stops every chunk at its next step, as a process that died would.
   const stepDone = async (step: Step) => {
     if (ctx.stopped) throw new MoveStopped();
+    // Its run lock's connection broke: another process may have taken the lock and be running the move. Stop here.
+    if (!(await ctx.lock.held())) throw ((ctx.stopped = true), new MoveLost());
     // Test-only: with the harness's gates folder set, a test holds the move after a step at gate state-move.<step>.
     if (process.env.PLANTON_TEST_GATES_DIR) await holdWhileArmed(process.env.PLANTON_TEST_GATES_DIR, `state-move.${step}`);
     try {
