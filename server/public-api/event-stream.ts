@@ -1,7 +1,9 @@
 // A job's live events (the job page, `planton infra job … --follow`): GET /api/v1/jobs/{id}/events/stream.
 // scripts/serve.mjs answers it without Next.js's request handling (server/direct-lane.ts); Next.js's
 // route (app/api/v1/jobs/[id]/events/stream) answers through the same handler if a request reaches it.
-import { lastSeenSeq } from "../input-guard";
+import { assertSafeInput, lastSeenSeq } from "../input-guard";
+import { assertJobInOrg } from "../services/jobs/queries";
+import { orgAccess, signedIn } from "../trpc/init";
 import { streamJobEventBatches } from "../services/jobs/event-feed";
 import { metrics, observeDeliveries } from "../metrics";
 import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
@@ -24,9 +26,12 @@ const END = Buffer.from(JOB_STREAM_END_FRAME);
  * events wait in the job's feed (bounded) and then in the database, not in this process.
  */
 export const jobEventStream = streamingRoute(
-  async ({ rt, api, params, req, url }) => {
+  async ({ rt, context, params, req, url }) => {
+    // The rule every read of a job follows (viewers and up, in the job's organization), without reading the whole job.
     const org = url.searchParams.get("org") ?? undefined;
-    await api.jobs.get({ id: params.id, org });
+    assertSafeInput({ id: params.id, org });
+    const { actor } = await orgAccess(signedIn(context), org, "viewer");
+    await assertJobInOrg(rt.db, actor.orgId, params.id);
     const fromHeader = req.headers.get("last-event-id");
     const after = fromHeader !== null ? lastSeenSeq(fromHeader) : lastSeenSeq(url.searchParams.get("after"), "after");
     const abort = new AbortController();

@@ -229,6 +229,24 @@ describe("the typed client against the real server", () => {
     expect((await fetch(url)).status).toBe(401);
   });
 
+  it("refuses a job's stream in the words a read of the job gets: another organization's member, an unknown job, no sign-in or a forged token", async () => {
+    const other = await seedTestOrg(stack.t.db, { localRoot: path.join(stack.infraRoot, "stream-other") });
+    const outsider = (await createApiToken(stack.t.db, other.actor("admin"), { name: "stream-outsider" })).token;
+    const viewer = await stack.tokenFor("viewer");
+    const stream = async (id: string, token: string | null, org?: string) => {
+      const res = await fetch(`${stack.server.url}/api/v1${jobEventStreamPath(id, { org })}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+      return [res.status, ((await res.json()) as { error: { message: string } }).error.message];
+    };
+    const unknown = [404, expect.stringMatching(/^Infra Job job_nope was not found/)];
+    // Another organization's token sees no such job in its own organization, and is not a member of this one.
+    expect(await stream(jobId, outsider)).toEqual([404, expect.stringMatching(new RegExp(`^Infra Job ${jobId} was not found`))]);
+    expect(await stream(jobId, outsider, stack.org.slug)).toEqual([404, expect.stringMatching(/was not found, or you are not a member of it/)]);
+    expect(await stream("job_nope", viewer)).toEqual(unknown);
+    expect(await stream(jobId, null)).toEqual([401, "You are not signed in. Sign in, or send an API token as Authorization: Bearer <token>."]);
+    const cookieless = await fetch(`${stack.server.url}/api/v1${jobEventStreamPath(jobId)}`, { headers: { authorization: "Bearer plt_forged" } });
+    expect(cookieless.status).toBe(401);
+  });
+
   it("refuses in the product's words, as {error: {code, message}}", async () => {
     const refusal = (p: Promise<unknown>) => p.then(() => null, (e: PlantonApiError) => ({ status: e.status, code: e.code, message: e.message }));
     expect(await refusal(client.jobs.get("job_nope"))).toMatchObject({ status: 404, code: "NOT_FOUND", message: expect.stringMatching(/^Infra Job job_nope was not found/) });

@@ -140,6 +140,11 @@ async function jobRow(db: Queryable, orgId: string, id: string) {
   return row;
 }
 
+/** Refuses, as every read of one job does, unless the organization has job `id` (one query: the live stream's access check). */
+export async function assertJobInOrg(db: Queryable, orgId: string, id: string): Promise<void> {
+  await jobRow(db, orgId, id);
+}
+
 /** One job with its steps, runner attempts, approvals, artifacts (without their bytes) and what `role` may do with it now. */
 export async function getJob(db: Queryable, orgId: string, id: string, role: Role | null = null) {
   const { job, componentName, kind, environment, stateHold } = await jobRow(db, orgId, id);

@@ -1,8 +1,6 @@
-import { TRPCError } from "@trpc/server";
 import { streamingRoute } from "@/server/public-api/http";
 import { auditExportChunks, parseExportQuery } from "@/server/services/audit/export";
-import { NOT_SIGNED_IN } from "@/server/trpc/context";
-import { orgAccess } from "@/server/trpc/init";
+import { orgAccess, signedIn } from "@/server/trpc/init";
 import { auditExportFileName } from "@/lib/audit-export";
 
 export const dynamic = "force-dynamic";
@@ -16,9 +14,9 @@ const CONTENT_TYPES = { csv: "text/csv; charset=utf-8", json: "application/json;
  */
 export const GET = streamingRoute(
   async ({ rt, context, url }) => {
-    if (!context.caller) throw new TRPCError({ code: "UNAUTHORIZED", message: NOT_SIGNED_IN });
+    const caller = signedIn(context);
     const { org: slug, format, filter } = parseExportQuery(url.searchParams);
-    const { actor, org } = await orgAccess({ ...context, caller: context.caller }, slug, "viewer");
+    const { actor, org } = await orgAccess(caller, slug, "viewer");
     const chunks = auditExportChunks(rt.db, actor, org.slug, filter, format);
     // The opening and the first batch are read before answering, so a failure there is an answer, not a cut-off file.
     const ready: string[] = [];
