@@ -20,14 +20,15 @@ import { FORWARDED_HTTPS, NON_PAGE_CONTENT_SECURITY_POLICY, securityHeaders } fr
 
 const gzipped = promisify(gzip);
 
-type Handler = (req: Request) => Promise<Response>;
+/** A route's handler, and the edge whose words answer what it throws unexpectedly. */
+type Route = { handler: (req: Request) => Promise<Response>; edge: "runner API" | "public API" };
 
-/** The handler for a request's method and path (Node's `req.url`: path and query), if this lane serves it. */
-function handlerFor(method: string, url: string): Handler | undefined {
-  if (url.startsWith(`${RUNNER_API}/`)) return dispatchRunnerApi;
+/** The route for a request's method and path (Node's `req.url`: path and query), if this lane serves it. */
+function routeFor(method: string, url: string): Route | undefined {
+  if (url.startsWith(`${RUNNER_API}/`)) return { handler: dispatchRunnerApi, edge: "runner API" };
   const stream = method === "GET" ? JOB_EVENT_STREAM_PATH.exec(url.split("?")[0]) : null;
   // A malformed escape was refused by scripts/serve.mjs before this.
-  if (stream) return (req) => jobEventStream(req, { params: Promise.resolve({ id: decodeURIComponent(stream[1]) }) });
+  if (stream) return { handler: (req) => jobEventStream(req, { params: Promise.resolve({ id: decodeURIComponent(stream[1]) }) }), edge: "public API" };
   return undefined;
 }
 
@@ -120,7 +121,7 @@ async function write(req: IncomingMessage, res: ServerResponse, answer: Response
   res.end(body);
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handler: Handler): Promise<void> {
+async function serve(req: IncomingMessage, res: ServerResponse, route: Route): Promise<void> {
   // The handler sees the client going away (a claim's long poll stops waiting, a stream ends), as under Next.js.
   const gone = new AbortController();
   res.once("close", () => {
@@ -128,12 +129,12 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: Handler
   });
   try {
     const body = await readBody(req);
-    const answer = await handler(requestOf(req, body, gone.signal));
+    const answer = await route.handler(requestOf(req, body, gone.signal));
     if (gone.signal.aborted) return void answer.body?.cancel().catch(() => {});
     await write(req, res, answer, gone.signal);
   } catch (err) {
     if (gone.signal.aborted || res.headersSent) return void res.destroy();
-    await write(req, res, errorResponse(err, "runner API"), gone.signal);
+    await write(req, res, errorResponse(err, route.edge), gone.signal);
   }
 }
 
@@ -145,9 +146,9 @@ export interface DirectLane {
 
 export const directLane: DirectLane = {
   serve(req, res) {
-    const handler = handlerFor(req.method ?? "GET", req.url ?? "/");
-    if (!handler) return false;
-    void serve(req, res, handler);
+    const route = routeFor(req.method ?? "GET", req.url ?? "/");
+    if (!route) return false;
+    void serve(req, res, route);
     return true;
   },
 };

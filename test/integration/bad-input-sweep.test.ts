@@ -1,5 +1,5 @@
 // The bad-input sweep: every tRPC procedure (walked from the router itself), every REST route (from
-// the OpenAPI document the console serves) and every runner route (from the route files) is sent a
+// the OpenAPI document the console serves) and every runner route (from the runner API's route table) is sent a
 // fixed corpus of hostile values — NUL bytes, lone surrogates, integers past 2³¹, fractions, invalid
 // cursors, malformed %-escapes, deep JSON, oversized bodies, huge Last-Event-IDs — on the built
 // console over Postgres and over PGlite. No answer may be a 5xx, take past the bound, or echo the
@@ -12,7 +12,7 @@ import { unsafeInput } from "../../server/input-guard";
 import { ensureHostedRunner } from "../../server/services/runners/register-runner";
 import { appRouter } from "../../server/trpc/root";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
-import { runnerRoutes } from "../runner-routes";
+import { runnerApiRoutes } from "../../server/runner-api/routes";
 import { createTestDatabase, type TestDatabase } from "../database";
 
 const ADMIN = { email: "admin@acme.example", password: "integration-admin-pw" };
@@ -256,7 +256,7 @@ function sweepOn(driver: "postgres" | "pglite") {
 
     it("every runner route answers hostile tokens, paths and bodies with a 4xx in words", async () => {
       const tally: Tally = { requests: 0, ok: 0, refused: 0, failed: [] };
-      const routes = runnerRoutes();
+      const routes = runnerApiRoutes();
       expect(routes.length).toBeGreaterThan(10);
 
       // A job credential to speak with, on Postgres where the test can register a runner (the console has no registration yet).

@@ -1,5 +1,5 @@
 // What a job credential (and a runner token) can do, over HTTP against the built console: a matrix of
-// every runner-API route (read from the route files, so a new route cannot be missed) × who calls it
+// every runner-API route (read from the runner API's route table, so a new route cannot be missed) × who calls it
 // (the live attempt on its own job, on another job of its organization, on another organization's
 // job; an expired credential; a replaced attempt; a completed job; a revoked runner; a rotated token),
 // with the answer each cell must give. Then: renewal only while the job runs; secrets, variables and
@@ -29,7 +29,7 @@ import { createApiToken } from "../../server/services/settings/api-tokens";
 import { createConnection } from "../../server/services/settings/connections";
 import { orgWithComponent } from "../job-helpers";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
-import { runnerRoutes } from "../runner-routes";
+import { runnerApiRoutes } from "../../server/runner-api/routes";
 import { createTestDatabase, type TestDatabase } from "../database";
 import type { TestOrg } from "../fixtures";
 
@@ -173,10 +173,10 @@ const ROUTES: Record<string, (h: Holder) => Promise<Answer>> = {
 };
 const RUNNER_TOKEN_ROUTES = ["GET /whoami", "POST /claim"];
 
-/** The runner API's routes as their files declare them: `METHOD /path/[param]`. */
-const FILES = runnerRoutes().map((r) => `${r.method} ${r.route}`);
-/** The matrix's columns: the table's routes in its order, then any route file it lacks (those cells fail, naming the route). */
-const COLUMNS = [...Object.keys(ROUTES).filter((r) => FILES.includes(r)), ...FILES.filter((r) => !(r in ROUTES))];
+/** The runner API's routes as its table declares them (server/runner-api/routes.ts): `METHOD /path/[param]`. */
+const SERVED = runnerApiRoutes().map((r) => `${r.method} ${r.route}`);
+/** The matrix's columns: the table's routes in its order, then any served route it lacks (those cells fail, naming the route). */
+const COLUMNS = [...Object.keys(ROUTES).filter((r) => SERVED.includes(r)), ...SERVED.filter((r) => !(r in ROUTES))];
 
 interface Expected {
   status: number;
@@ -451,10 +451,10 @@ afterAll(async () => {
 });
 
 describe("every runner-API route × every holder answers as the table says", () => {
-  it("the table has a call for every route file, and no call for a route that does not exist", () => {
-    expect(FILES.length).toBeGreaterThan(10);
-    expect(FILES.filter((r) => !(r in ROUTES))).toEqual([]);
-    expect(Object.keys(ROUTES).filter((r) => !FILES.includes(r))).toEqual([]);
+  it("the table has a call for every route the runner API serves, and no call for a route that does not exist", () => {
+    expect(SERVED.length).toBeGreaterThan(10);
+    expect(SERVED.filter((r) => !(r in ROUTES))).toEqual([]);
+    expect(Object.keys(ROUTES).filter((r) => !SERVED.includes(r))).toEqual([]);
   });
 
   it.each(ROWS.flatMap((row) => COLUMNS.map((route) => [row, route] as const)))("%s × %s", async (row, route) => {

@@ -493,6 +493,34 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     return { open, reached: reachedP, hooks: { afterStep: async () => (reached(), await opened) } satisfies MoveHooks };
   }
 
+  /** Holds a run after its first "copied" step until the test thaws it; `then` runs there after (a dead process throws MoveStopped). Records every step the run ends. */
+  function holdAfterFirstCopy(then?: () => void) {
+    let reach!: () => void;
+    const reached = new Promise<void>((r) => (reach = r));
+    let thaw!: () => void;
+    const thawed = new Promise<void>((r) => (thaw = r));
+    const steps: string[] = [];
+    const hooks: MoveHooks = {
+      afterStep: async (step) => {
+        steps.push(step);
+        if (step !== "copied" || steps.filter((x) => x === "copied").length > 1) return;
+        reach();
+        await thawed;
+        then?.();
+      },
+    };
+    return { reached, thaw, steps, hooks };
+  }
+
+  /** Ends the connection that holds the move's run lock, as a network break or a dead process does: Postgres frees the lock once that backend has exited. */
+  async function endRunLockConnection(moveId: string) {
+    const [holder] = rowsOf<{ pid: number }>(
+      await t.db.execute(sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1 and (classid::bigint << 32 | objid::bigint) = ${moveRunLockKey(moveId)}::bigint`),
+    );
+    const [ended] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
+    expect(ended.ok).toBe(true);
+  }
+
   it("two replicas resuming the same move at once: one runs it, the other says so and stays out; every state moved once, none failed", async () => {
     const setup = await orgWithStates(3);
     const to = await destination(setup, "local");
@@ -517,41 +545,21 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     const setup = await orgWithStates(3);
     const to = await destination(setup, "local");
     // The first replica works one item at a time and is held after its first item is copied.
-    let reached!: () => void;
-    const copied = new Promise<void>((r) => (reached = r));
-    let thaw!: () => void;
-    const thawed = new Promise<void>((r) => (thaw = r));
-    const firstSteps: string[] = [];
+    const first = holdAfterFirstCopy();
     const lines: string[] = [];
-    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, {
-      chunkSize: 1,
-      parallelChunks: 1,
-      log: (m) => lines.push(m),
-      hooks: {
-        afterStep: async (step, ids) => {
-          firstSteps.push(`${step} ${ids.length}`);
-          if (step !== "copied" || firstSteps.filter((s) => s.startsWith("copied")).length > 1) return;
-          reached();
-          await thawed;
-        },
-      },
-    });
-    await copied;
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { chunkSize: 1, parallelChunks: 1, log: (m) => lines.push(m), hooks: first.hooks });
+    await first.reached;
     // Its lock connection ends (a network break); the process itself lives on.
-    const [holder] = rowsOf<{ pid: number }>(
-      await t.db.execute(sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1 and (classid::bigint << 32 | objid::bigint) = ${moveRunLockKey(move.id)}::bigint`),
-    );
-    const [killed] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
-    expect(killed.ok).toBe(true);
+    await endRunLockConnection(move.id);
     // The other replica's sweep takes the free lock and finishes the move.
     expect(await resumeRunningMoves(second.db, { log: () => {} })).toContain(move.id);
     expect(await resumeMove(second.db, move.id)).toBe(true);
     await expectSucceeded(setup, to, move.id);
     // The first goes on: at its next step's end it finds its lock broken and stops, touching no other item.
-    thaw();
+    first.thaw();
     await moveRun(move.id);
     expect(lines).toContain(`state move ${move.id} stopped here (pid ${process.pid}): its run lock's connection broke, so another console process may be running it; a sweep runs it on wherever its lock is free`);
-    expect(firstSteps.filter((s) => s.startsWith("held")).length).toBe(1);
+    expect(first.steps.filter((s) => s === "held").length).toBe(1);
     await expectMoved(setup, to);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
   });
@@ -560,21 +568,11 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     const setup = await orgWithStates(3);
     const to = await destination(setup, "local");
     // The first replica's run stops after its copy, holding the run lock, as a process frozen there would.
-    let reached!: () => void;
-    const copied = new Promise<void>((r) => (reached = r));
-    let thaw!: () => void;
-    const thawed = new Promise<void>((r) => (thaw = r));
-    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, {
-      hooks: {
-        afterStep: async (step) => {
-          if (step !== "copied") return;
-          reached();
-          await thawed;
-          throw new MoveStopped(); // a dead process never runs on
-        },
-      },
+    const first = holdAfterFirstCopy(() => {
+      throw new MoveStopped(); // a dead process never runs on
     });
-    await copied;
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: first.hooks });
+    await first.reached;
     expect((await getMove(t.db, setup.org.actor(), { id: move.id })).items.map((i) => i.step)).toEqual(["copied", "copied", "copied"]);
 
     const lines: string[] = [];
@@ -584,12 +582,8 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
       expect(await resumeRunningMoves(second.db)).not.toContain(move.id);
       expect(await resumeMove(second.db, move.id, { log: () => {} })).toBe(false);
 
-      // The first replica dies: its lock connection ends, and Postgres frees the lock once that backend has exited.
-      const [holder] = rowsOf<{ pid: number }>(
-        await t.db.execute(sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1 and (classid::bigint << 32 | objid::bigint) = ${moveRunLockKey(move.id)}::bigint`),
-      );
-      const [killed] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select pg_terminate_backend(${holder.pid}::int, 10000) as ok`));
-      expect(killed.ok).toBe(true);
+      // The first replica dies: its lock connection ends.
+      await endRunLockConnection(move.id);
 
       // The other replica's next tick resumes it; resumeMove there answers that run, in flight.
       await s.tick();
@@ -598,7 +592,7 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
       await expectSucceeded(setup, to, move.id);
     } finally {
       await s.stop();
-      thaw();
+      first.thaw();
       await moveRun(move.id);
     }
     // The dead replica's run never ran on: the move stays as the survivor left it.

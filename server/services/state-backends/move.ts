@@ -339,7 +339,7 @@ export function moveRunLockKey(moveId: string): number {
 
 // The runs in this process, by move and by database (tests open two handles as two replicas); on globalThis, as the
 // routes are bundled apart from server/start.ts. Each resolves to whether it ran here (held the run lock).
-const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Map<Database, Promise<boolean>>> };
+const g = globalThis as unknown as { __plantonMoveRuns?: Map<string, Map<Database, Promise<boolean>>>; __plantonMoveRetries?: Map<string, { failures: number; at: number }> };
 const runs = (g.__plantonMoveRuns ??= new Map());
 
 /**
@@ -349,8 +349,7 @@ const runs = (g.__plantonMoveRuns ??= new Map());
  */
 const RETRY_FIRST_MS = 2000;
 const RETRY_MAX_MS = 5 * 60_000;
-const gRetry = globalThis as unknown as { __plantonMoveRetries?: Map<string, { failures: number; at: number }> };
-const retries = (gRetry.__plantonMoveRetries ??= new Map());
+const retries = (g.__plantonMoveRetries ??= new Map());
 
 const logMove = (opts: RunOptions, msg: string) => (opts.log ?? ((m) => console.log(`[state-move] ${m}`)))(msg);
 
@@ -417,7 +416,7 @@ export async function resumeRunningMoves(db: Database, opts: RunOptions = {}): P
     ).map((r) => String(r.key)),
   );
   const now = (opts.now ?? Date.now)();
-  const free = running.filter((m) => !held.has(String(moveRunLockKey(m.id))) && !runs.get(m.id)?.has(db) && !((retries.get(m.id)?.at ?? 0) > now));
+  const free = running.filter((m) => !held.has(String(moveRunLockKey(m.id))) && !runs.get(m.id)?.has(db) && (retries.get(m.id)?.at ?? 0) <= now);
   for (const m of free) {
     logMove(opts, `resuming state move ${m.id} here (pid ${process.pid}): it is running and no console process holds its run lock`);
     void launchMove(db, m.id, opts);

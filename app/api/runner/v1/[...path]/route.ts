@@ -4,6 +4,4 @@ import { dispatchRunnerApi } from "@/server/runner-api/routes";
 
 export const dynamic = "force-dynamic";
 
-const dispatch = (req: Request) => dispatchRunnerApi(req);
-
-export { dispatch as GET, dispatch as POST, dispatch as PUT, dispatch as PATCH, dispatch as DELETE };
+export { dispatchRunnerApi as GET, dispatchRunnerApi as POST, dispatchRunnerApi as PUT, dispatchRunnerApi as PATCH, dispatchRunnerApi as DELETE };
