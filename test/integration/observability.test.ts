@@ -221,8 +221,14 @@ describe("a live stream's slow viewer", () => {
       http.get(url, { headers: { authorization: `Bearer ${token}` } }, resolve).on("error", reject),
     );
     slow.setEncoding("utf8");
-    await new Promise<void>((resolve) => slow.once("data", (d: string) => (slowRead.take(d), resolve())));
-    slow.pause();
+    // One listener throughout, paused in the same turn as its first chunk: nothing arrives with no one to take it.
+    await new Promise<void>((resolve) => {
+      let first = true;
+      slow.on("data", (d: string) => {
+        slowRead.take(d);
+        if (first) (first = false, slow.pause(), resolve());
+      });
+    });
     const slowDone = new Promise<void>((resolve) => slow.on("end", resolve));
 
     // The other viewer reads as the events come.
@@ -247,7 +253,6 @@ describe("a live stream's slow viewer", () => {
     expect(total(await metricsNow(), "planton_sse_catch_ups_total")).toBeGreaterThan(catchUpsBefore);
 
     // The slow viewer reads again; the job ends; both have every event once, in order, and the end.
-    slow.on("data", (d: string) => slowRead.take(d));
     slow.resume();
     stack.gates.release("slow-viewer");
     await fastUntil(() => fastRead.r.end);
