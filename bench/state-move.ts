@@ -32,7 +32,7 @@ const HELP = `Usage: npx tsx bench/state-move.ts [options]
   --quick                  1 000 states only
   --states 1000,10000      how many Planton-managed states each run moves (default 1000,10000)
   --destinations local,s3  where to (default local,s3; s3 is s3rver)
-  --concurrency N          raw PUTs in flight (default 64: the move's 4 chunks in flight × 16 per chunk)
+  --concurrency N          raw PUTs in flight (default 64: the store calls a move has in flight, across its chunks)
   --help
 `;
 

@@ -145,8 +145,11 @@ async function openPostgres(url: string, pool?: number): Promise<DatabaseHandle>
         },
         async held() {
           if (!conn || holder === null) return false;
-          const [row] = await conn<{ held: boolean; pid: number }[]>`select ${ours()} as held, pg_backend_pid() as pid`;
-          return !!row?.held && row.pid === holder;
+          // A session's advisory lock lasts as long as the session (only release() lets go of it, and it closes the
+          // connection): the same backend still answering means the lock was held throughout. No pg_locks read, which
+          // takes every lock partition's lock and copies the cluster's whole lock table, on each check.
+          const [row] = await conn<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          return row?.pid === holder;
         },
         async release() {
           const c = conn;

@@ -69,7 +69,7 @@ export const stateMoveItems = pgTable(
   {
     id: text("id").primaryKey(),
     moveId: text("move_id").notNull().references(() => stateMoves.id, { onDelete: "cascade" }),
-    orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    // No org_id: an item's organization is its move's (migration 0018).
     componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
     provisioner: text("provisioner").notNull(),
     fromBackendId: text("from_backend_id").notNull(),

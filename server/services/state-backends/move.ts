@@ -6,6 +6,7 @@
 // concurrently in chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
+import pLimit, { type LimitFunction } from "p-limit";
 import { z } from "zod";
 import { handleOf, rowsOf, type Database, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
@@ -250,6 +251,8 @@ export interface RunOptions {
   /** Items per chunk (each step of a chunk is one commit) and chunks in flight. */
   chunkSize?: number;
   parallelChunks?: number;
+  /** Store calls in flight across the chunks (copies, read-backs, locks). */
+  storeCalls?: number;
   /** Where a run says what it does and does not (console.log by default). */
   log?: (msg: string) => void;
   /** The clock the sweep's backoff reads (tests move it on instead of waiting). */
@@ -282,8 +285,8 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
       // One parameter for all items (thousands of rows): set-based, not one bind per column per row.
       const rows = JSON.stringify(plan.items.map((p, k) => ({ id: itemIds[k], cid: p.componentId, provisioner: p.provisioner, src: p.from.id, dst: p.to.id, fk: p.fromKey, tk: p.toKey, size: p.size, serial: p.serial })));
       await tx.execute(sql`
-        insert into state_move_items (id, move_id, org_id, component_id, provisioner, from_backend_id, to_backend_id, from_key, to_key, size, serial)
-        select v.id, ${moveId}, ${actor.orgId}, v.cid, v.provisioner, v.src, v.dst, v.fk, v.tk, v.size, v.serial
+        insert into state_move_items (id, move_id, component_id, provisioner, from_backend_id, to_backend_id, from_key, to_key, size, serial)
+        select v.id, ${moveId}, v.cid, v.provisioner, v.src, v.dst, v.fk, v.tk, v.size, v.serial
           from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, provisioner text, src text, dst text, fk text, tk text, size int, serial int)`);
       const where = Object.entries(plan.destinations).map(([p, b]) => `${p} → ${b.name}`).join(", ");
       const changes = { moveId, scope: plan.scope, destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.name])), count: plan.items.length };
@@ -303,7 +306,12 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
     if (isUniqueViolation(e)) throw (await runningMoveRefusal(db, actor.orgId)) ?? e;
     throw e;
   }
-  launchMove(db, moveId, opts);
+  // The run starts from the items as committed here (reading 10 000 of them back with their names took a fifth of a second).
+  const now = new Date();
+  launchMove(db, moveId, opts, plan.items.map((p, k) => ({
+    id: itemIds[k], moveId, componentId: p.componentId, provisioner: p.provisioner, fromBackendId: p.from.id, toBackendId: p.to.id, fromKey: p.fromKey, toKey: p.toKey,
+    size: p.size, serial: p.serial, checksum: null, step: "pending", error: null, createdAt: now, updatedAt: now, component: p.component, environment: p.environment, lock: moveLockId(itemIds[k]),
+  })));
   // The answer is the move as committed, from the plan: reading back and joining every item (10 000 of them) cost as
   // much as a fifth of a move's run, spent while the run competes for the same cores.
   const names = new Map(Object.values(plan.destinations).map((b) => [b.id, b.name]));
@@ -353,8 +361,8 @@ const retries = (g.__plantonMoveRetries ??= new Map());
 
 const logMove = (opts: RunOptions, msg: string) => (opts.log ?? ((m) => console.log(`[state-move] ${m}`)))(msg);
 
-/** Runs the move here when this process can take its run lock (or already runs it); the only way a move is run. */
-function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promise<boolean> {
+/** Runs the move here when this process can take its run lock (or already runs it); the only way a move is run. `items`: its unfinished items, when the caller has them as committed. */
+function launchMove(db: Database, moveId: string, opts: RunOptions = {}, items?: RunItem[]): Promise<boolean> {
   const here = runs.get(moveId) ?? new Map<Database, Promise<boolean>>();
   const running = here.get(db);
   if (running) return running;
@@ -365,7 +373,7 @@ function launchMove(db: Database, moveId: string, opts: RunOptions = {}): Promis
       held = await lock.hold();
       if (!held) logMove(opts, `state move ${moveId} is not run here (pid ${process.pid}): another console process holds its run lock and runs it`);
       else {
-        await runMove(db, moveId, lock, opts);
+        await runMove(db, moveId, lock, opts, items);
         retries.delete(moveId);
       }
     } catch (e) {
@@ -455,6 +463,24 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
   if (failure) throw (failure as { error: unknown }).error;
 }
 
+/** `fn` over every item, each in one of the run's store slots; on a throw no item not yet started starts, and it rethrows once the started ones settle. */
+async function eachInSlots<T>(ctx: RunContext, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let failure: { error: unknown } | null = null;
+  await Promise.all(
+    items.map((item) =>
+      ctx.slots(async () => {
+        if (failure) return;
+        try {
+          await fn(item);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }),
+    ),
+  );
+  if (failure) throw (failure as { error: unknown }).error;
+}
+
 interface RunItem extends ItemRow {
   component: string;
   environment: string;
@@ -474,6 +500,12 @@ interface RunContext {
   lock: SessionLock;
   /** Items copied by an atomic create in this run, which took no lock on the destination. */
   lockless: Set<string>;
+  /**
+   * The run's store calls in flight (copies, read-backs, locks), one limit shared by all its chunks: a chunk that copies
+   * while the others commit their steps takes the slots they leave, so the destination stays busy (a limit per chunk
+   * left it idle whenever chunks committed at once).
+   */
+  slots: LimitFunction;
 }
 
 const moveActor = (m: MoveRow): Actor => ({ userId: m.startedBy, label: m.startedByLabel, orgId: m.orgId, role: "admin" });
@@ -489,13 +521,13 @@ function storeOf(ctx: RunContext, backendId: string): Promise<StateStore> {
   return s;
 }
 
-async function runMove(db: Database, moveId: string, lock: SessionLock, opts: RunOptions): Promise<void> {
+async function runMove(db: Database, moveId: string, lock: SessionLock, opts: RunOptions, given?: RunItem[]): Promise<void> {
   const [move] = await db.select().from(stateMoves).where(eq(stateMoves.id, moveId));
   if (!move || move.status !== "running") return;
   const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
-  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lock, lockless: new Set() };
+  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lock, lockless: new Set(), slots: pLimit(opts.storeCalls ?? STORE_CALLS) };
   try {
-    const items = (await db
+    const items = given ?? (await db
       .select({ item: stateMoveItems, component: infraComponents.name, environment: environments.name })
       .from(stateMoveItems)
       .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
@@ -582,7 +614,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const locked: RunItem[] = [];
     const planton = await lockPlantonSources(ctx, toLock.filter((i) => isPlanton(ctx, i)));
     sources = planton.sources;
-    await mapLimit(toLock, PER_CHUNK, async (item) => {
+    await eachInSlots(ctx, toLock, async (item) => {
       const reason = isPlanton(ctx, item) ? planton.refused.get(item.id) : await lockSource(ctx, item);
       if (reason) await failItem(ctx, item, reason);
       else if (!isPlanton(ctx, item)) locked.push(item);
@@ -598,7 +630,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const extra = new Map<string, Copied>();
     // A resumed run reads the states it locked in an earlier run.
     for (const [cid, state] of await readPlantonSources(ctx, toCopy.filter((i) => isPlanton(ctx, i) && !sources.has(i.componentId)))) sources.set(cid, state);
-    await mapLimit(toCopy, PER_CHUNK, async (item) => {
+    await eachInSlots(ctx, toCopy, async (item) => {
       const r = await copyItem(ctx, item, isPlanton(ctx, item) ? (sources.get(item.componentId) ?? null) : undefined);
       if (typeof r === "string") await failItem(ctx, item, r);
       else (copied.push(item), extra.set(item.id, r));
@@ -611,7 +643,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   const toSwitch = live().filter((i) => i.step === "copied");
   if (toSwitch.length) {
     const verified: RunItem[] = [];
-    await mapLimit(toSwitch, PER_CHUNK, async (item) => {
+    await eachInSlots(ctx, toSwitch, async (item) => {
       // The copy's bytes are read back and hashed (not parsed: equal checksums mean the bytes the copy wrote).
       const back = await storedChecksum(await storeOf(ctx, item.toBackendId), item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
@@ -656,7 +688,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
   const toFinish = live().filter((i) => i.step === "switched");
   if (toFinish.length) {
-    await mapLimit(toFinish, PER_CHUNK, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
+    await eachInSlots(ctx, toFinish, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
     // Planton-managed locks (under the item's lock ID only) and the holds are released with the step, and the queue told.
     await commitStep(ctx, toFinish, "switched", "done", {
       queue: true,
@@ -737,11 +769,13 @@ async function releaseLocks(ctx: RunContext, item: RunItem, sides = { source: tr
   }
 }
 
-// Planton-managed sources, a chunk at a time: one statement locks, reads or unlocks every item's
-// state row (the same conditional update PlantonManagedStore.lock makes, for many rows at once).
-const PER_CHUNK = 16;
+/** Store calls in flight in a run, across its chunks (the bench's raw PUT has as many). */
+const STORE_CALLS = 64;
 const MAX_CHUNK = 200;
 const MIN_CHUNK = 50;
+
+// Planton-managed sources, a chunk at a time: one statement locks, reads or unlocks every item's
+// state row (the same conditional update PlantonManagedStore.lock makes, for many rows at once).
 const isPlanton = (ctx: RunContext, item: RunItem) => ctx.backends.get(item.fromBackendId)?.kind === PLANTON_MANAGED_KIND;
 
 /**
