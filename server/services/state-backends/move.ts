@@ -446,29 +446,12 @@ async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
   await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
 }
 
-/** Runs `fn` over `items`, `limit` at a time; on a throw no new item starts, and it rethrows once every started one has settled. */
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const worker = async () => {
-    while (!failure && next < items.length) {
-      try {
-        await fn(items[next++]);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw (failure as { error: unknown }).error;
-}
-
-/** `fn` over every item, each in one of the run's store slots; on a throw no item not yet started starts, and it rethrows once the started ones settle. */
-async function eachInSlots<T>(ctx: RunContext, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+/** Runs `fn` over `items` under `limit` (a run's store slots, or its lanes); on a throw no item not yet started starts, and it rethrows once the started ones settle. */
+async function eachUnder<T>(limit: LimitFunction, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
   let failure: { error: unknown } | null = null;
   await Promise.all(
     items.map((item) =>
-      ctx.slots(async () => {
+      limit(async () => {
         if (failure) return;
         try {
           await fn(item);
@@ -540,7 +523,7 @@ async function runMove(db: Database, moveId: string, lock: SessionLock, opts: Ru
     const size = opts.chunkSize ?? Math.max(MIN_CHUNK, Math.ceil(items.length / (rounds * lanes)));
     const chunks: RunItem[][] = [];
     for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-    await mapLimit(chunks, lanes, (chunk) => runChunk(ctx, chunk));
+    await eachUnder(pLimit(lanes), chunks, (chunk) => runChunk(ctx, chunk));
     await endMove(ctx);
   } finally {
     for (const s of ctx.stores.values()) await s.then((st) => st.close?.()).catch(() => {});
@@ -614,7 +597,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const locked: RunItem[] = [];
     const planton = await lockPlantonSources(ctx, toLock.filter((i) => isPlanton(ctx, i)));
     sources = planton.sources;
-    await eachInSlots(ctx, toLock, async (item) => {
+    await eachUnder(ctx.slots, toLock, async (item) => {
       const reason = isPlanton(ctx, item) ? planton.refused.get(item.id) : await lockSource(ctx, item);
       if (reason) await failItem(ctx, item, reason);
       else if (!isPlanton(ctx, item)) locked.push(item);
@@ -630,7 +613,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const extra = new Map<string, Copied>();
     // A resumed run reads the states it locked in an earlier run.
     for (const [cid, state] of await readPlantonSources(ctx, toCopy.filter((i) => isPlanton(ctx, i) && !sources.has(i.componentId)))) sources.set(cid, state);
-    await eachInSlots(ctx, toCopy, async (item) => {
+    await eachUnder(ctx.slots, toCopy, async (item) => {
       const r = await copyItem(ctx, item, isPlanton(ctx, item) ? (sources.get(item.componentId) ?? null) : undefined);
       if (typeof r === "string") await failItem(ctx, item, r);
       else (copied.push(item), extra.set(item.id, r));
@@ -643,7 +626,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   const toSwitch = live().filter((i) => i.step === "copied");
   if (toSwitch.length) {
     const verified: RunItem[] = [];
-    await eachInSlots(ctx, toSwitch, async (item) => {
+    await eachUnder(ctx.slots, toSwitch, async (item) => {
       // The copy's bytes are read back and hashed (not parsed: equal checksums mean the bytes the copy wrote).
       const back = await storedChecksum(await storeOf(ctx, item.toBackendId), item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
@@ -688,7 +671,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
   const toFinish = live().filter((i) => i.step === "switched");
   if (toFinish.length) {
-    await eachInSlots(ctx, toFinish, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
+    await eachUnder(ctx.slots, toFinish, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
     // Planton-managed locks (under the item's lock ID only) and the holds are released with the step, and the queue told.
     await commitStep(ctx, toFinish, "switched", "done", {
       queue: true,
