@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { secrets } from "@/db/schema";
+import { secrets, serverKeyCheck } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { createTestDatabase, type TestDatabase } from "../test/database";
 import { seedTestOrg } from "../test/fixtures";
@@ -26,5 +26,30 @@ describe("a console's server key against the database", () => {
     const problem = await serverKeyMismatch(t.db);
     expect(problem).toMatch(/^The console did not start: its server key does not decrypt what is already in the database \(secret THEIRS\)/);
     expect(problem).toContain("set PLANTON_SECRET_KEY to the key the other replicas use");
+  });
+
+  it("on an empty database, the first console's key is the one every other console must have, also when two start at once", async () => {
+    const [a, b, c] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    const fresh = await createTestDatabase();
+    try {
+      // Nothing sealed yet: the first key in writes the database's key check; another key is refused, naming it.
+      expect(await serverKeyMismatch(fresh.db, a)).toBeNull();
+      const problem = await serverKeyMismatch(fresh.db, b);
+      expect(problem).toMatch(/^The console did not start: its server key does not decrypt what is already in the database \(the key check that the first console started on it wrote\)/);
+      expect(problem).toContain("set PLANTON_SECRET_KEY to the key the other replicas use");
+      expect(await serverKeyMismatch(fresh.db, a)).toBeNull();
+      expect((await fresh.db.select().from(serverKeyCheck)).length).toBe(1);
+    } finally {
+      await fresh.close();
+    }
+    // Two consoles with different keys starting at the same moment on an empty database: one starts, the other is refused.
+    const raced = await createTestDatabase();
+    try {
+      const answers = await Promise.all([serverKeyMismatch(raced.db, b), serverKeyMismatch(raced.db, c)]);
+      expect(answers.filter((x) => x === null)).toHaveLength(1);
+      expect(answers.find((x) => x !== null)).toMatch(/\(the key check that the first console started on it wrote\)/);
+    } finally {
+      await raced.close();
+    }
   });
 });

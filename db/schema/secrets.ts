@@ -1,4 +1,5 @@
-import { pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { check, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./common";
 import { authorizationScopeEnum } from "./connections";
 import { environments, organizations } from "./organizations";
@@ -56,4 +57,19 @@ export const variableEnvironments = pgTable(
     environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
   },
   (t) => [primaryKey({ columns: [t.variableId, t.environmentId] })],
+);
+
+/**
+ * One row: a value sealed with the server key of the first console that started on this database
+ * (server/server-key-check.ts). Every console after it must open it, so consoles on one database share one key
+ * even when they started at once on an empty one (nothing else sealed to check against yet).
+ */
+export const serverKeyCheck = pgTable(
+  "server_key_check",
+  {
+    id: integer("id").primaryKey().default(1),
+    sealed: text("sealed").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [check("server_key_check_one_row", sql`${t.id} = 1`)],
 );
