@@ -7,6 +7,7 @@
 //   npx tsx bench/jobs.ts --quick      (about 1–1.5 minutes)
 //   npx tsx bench/jobs.ts --jobs 40 --resources 100 --runners 1,2,4 --subscribers 1,10,100,300
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -31,6 +32,9 @@ import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/con
 import { stateWriteRows } from "./state-writes";
 import { seedTestOrg, type TestOrg } from "../test/fixtures";
 import { startCluster, type Cluster } from "../test/postgres-cluster";
+
+// The consoles of the two-console phase share one server key, as replicas must (server/server-key-check.ts); they inherit this.
+process.env.PLANTON_SECRET_KEY ??= randomBytes(32).toString("hex");
 
 const root = path.resolve(import.meta.dirname, "..");
 

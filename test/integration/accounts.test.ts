@@ -12,6 +12,10 @@ import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestDatabase, type TestDatabase } from "../database";
 import { seedTestOrg, type TestOrg } from "../fixtures";
 
+// Two consoles on one database share one server key, as replicas must (each would otherwise generate its own
+// into its data folder, and the second would be refused at start: server/server-key-check.ts).
+process.env.PLANTON_SECRET_KEY ??= "ac".repeat(32);
+
 const PROXY_URL = "https://planton.example.test";
 let t: TestDatabase;
 let a: TestOrg;
