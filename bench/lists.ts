@@ -40,8 +40,10 @@ const STATEMENT = 100_000;
 
 /**
  * One organization's components and jobs, set-based. Spread: components over dev / staging / prod (5:3:2), a
- * few of them deleted; jobs skewed to busy components and busy people (1 in 20 by "system"), operations
- * preview 45 %, update 30 %, refresh 12 %, destroy_preview 5 %, destroy 3 %, import 5 %; completed jobs
+ * few of them deleted, the quietest one in an environment of its own (qa) and one environment with none yet
+ * (sandbox); jobs skewed to busy components and busy people (1 in 20 by "system"), operations preview 45 %,
+ * update 30 %, refresh 12 % (17 % in the older four fifths), destroy_preview 5 %, destroy 3 %, import 5 % of
+ * the newest fifth only (the organization began importing lately: older pages have none); completed jobs
  * succeeded 84 %, failed 10 % (1 in 50 of those a preflight failure that kept no IaC input), cancelled 4 %,
  * skipped 2 %; one in 5 000 still awaiting an approval anywhere in time, and the newest 300 queued or running.
  * Created over two years, oldest first; ids sort with time as the service's ULIDs do.
@@ -50,10 +52,12 @@ async function seedOrg(db: Database, org: { orgId: string; connectionId: string;
   const envs = await db.select({ id: environments.id, name: environments.name }).from(environments).where(eq(environments.orgId, org.orgId));
   const env = (name: string) => envs.find((e) => e.name === name)!.id;
   const tag = org.slug.replace(/[^a-z0-9]/g, "");
+  const qa = `env_${tag}_qa`;
+  await db.execute(sql`insert into environments (id, org_id, name) values (${qa}, ${org.orgId}, 'qa'), (${`env_${tag}_sandbox`}, ${org.orgId}, 'sandbox')`);
   await db.execute(sql`
     insert into infra_components (id, org_id, environment_id, kind, name, description, spec, connection_id, status, spec_version, deleted_at, created_at)
     select 'cmp_' || ${tag} || lpad(c::text, 6, '0'), ${org.orgId},
-           case when c * 31 % 10 < 5 then ${env("dev")} when c * 31 % 10 < 8 then ${env("staging")} else ${env("prod")} end,
+           case when c = ${components - 1} then ${qa} when c * 31 % 10 < 5 then ${env("dev")} when c * 31 % 10 < 8 then ${env("staging")} else ${env("prod")} end,
            'StaticSite', 'site-' || c, '', jsonb_build_object('site_name', 'site-' || c), ${org.connectionId},
            case when c % 97 = 5 then 'deleted' else 'active' end, 1 + c % 7,
            case when c % 97 = 5 then now() - interval '30 days' end, now() - interval '800 days'
@@ -85,7 +89,8 @@ async function seedOrg(db: Database, org: { orgId: string; connectionId: string;
         select i, ${new Date(Date.now() - 2 * 365 * 86_400_000).toISOString()}::timestamptz + i * interval '1 second' * ${step} as at,
                (array['preview','preview','preview','preview','preview','preview','preview','preview','preview',
                       'update','update','update','update','update','update',
-                      'refresh','refresh','destroy_preview','destroy','import'])[1 + i * 31 % 20] as op,
+                      'refresh','refresh','destroy_preview','destroy',
+                      case when i >= ${Math.floor(jobs * 0.8)} then 'import' else 'refresh' end])[1 + i * 31 % 20] as op,
                case when i >= ${jobs - 300} then (case when i % 3 = 0 then 'running' else 'queued' end)
                     when i * 13 % 5000 = 7 then 'awaiting_approval' else 'completed' end as st,
                floor(60 * power(((i::bigint * 104729) % 10009) / 10009.0, 1.5))::int as u,
@@ -134,6 +139,13 @@ async function main() {
   )[0];
   const deep = encodeJobCursor(deepAt.at, deepAt.id);
   const [quietComp] = await db.select({ name: infraComponents.name }).from(infraComponents).where(eq(infraComponents.id, quiet.id));
+  // Past the oldest import the list finds none, however far it reads; and the qa environment's one component.
+  const oldestImport = rowsOf<{ at: string; id: string }>(
+    await db.execute(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id from infra_jobs where org_id = ${orgId} and operation = 'import' order by created_at, id limit 1`),
+  )[0];
+  const [{ n: inQa }] = rowsOf<{ n: string }>(
+    await db.execute(sql`select count(*) as n from infra_jobs j join infra_components c on c.id = j.component_id join environments e on e.id = c.environment_id where j.org_id = ${orgId} and e.name = 'qa'`),
+  );
 
   note(`timing (${RUNS} runs each after one warm-up)…`);
   const list = (input: Parameters<typeof listJobs>[2]) => () => listJobs(db, orgId, { limit: PAGE, ...input }, "viewer");
@@ -146,8 +158,11 @@ async function main() {
     ["result: failed", list({ result: "failed" })],
     ["result: skipped", list({ result: "skipped" })],
     ["operation: import", list({ operation: "import" })],
+    ["operation: import, past the oldest (none older)", list({ operation: "import", cursor: encodeJobCursor(oldestImport.at, oldestImport.id) })],
     ["operation: update", list({ operation: "update" })],
     ["environment: prod", list({ environment: "prod" })],
+    [`environment: qa (1 component, ${inQa} jobs)`, list({ environment: "qa" })],
+    ["environment: sandbox (no components yet)", list({ environment: "sandbox" })],
     [`component: busiest (${Number(busy.n).toLocaleString("en")} jobs)`, list({ componentId: busy.id })],
     [`component: quietest (${quiet.n} jobs, ${quietComp?.name})`, list({ componentId: quiet.id })],
     [`started by: busiest (${Number(people[0].n).toLocaleString("en")})`, list({ createdBy: people[0].who })],

@@ -72,6 +72,8 @@ export const infraJobs = pgTable(
     // The Jobs list (migration 0015): newest first by (created_at, id) within the organization; the
     // filters' columns ride in the keys after those, so a filter is checked in the index, not on the row.
     index("infra_jobs_org_time_idx").on(t.orgId, t.createdAt, t.id, t.componentId, t.status, t.result, t.operation, t.createdByLabel),
+    // A rare or absent operation (migration 0020): found, or found missing, without reading the organization's history.
+    index("infra_jobs_org_operation_time_idx").on(t.orgId, t.operation, t.createdAt, t.id),
     index("infra_jobs_org_starter_time_idx").on(t.orgId, t.createdByLabel, t.createdAt, t.id, t.componentId, t.status, t.result, t.operation),
     // The few jobs not completed, and the few that did not succeed: small partial indexes for those filters.
     index("infra_jobs_org_status_time_idx").on(t.orgId, t.status, t.createdAt, t.id).where(sql`${t.status} <> 'completed'`),

@@ -26,6 +26,10 @@ describe("the organization's jobs list", () => {
     expect((await listJobs(t.db, org.orgId, { environment: "staging" })).jobs.map((j) => j.id)).toEqual([c.id, b.id]);
     expect((await listJobs(t.db, org.orgId, { createdBy: org.users.engineer.email })).jobs.map((j) => j.id)).toEqual([c.id, a.id]);
     expect((await listJobs(t.db, org.orgId, { environment: "staging", createdBy: org.users.engineer.email, operation: "refresh" })).jobs.map((j) => j.id)).toEqual([c.id]);
+    // An environment with no components yet, and one that does not exist: nothing, and no next page.
+    expect(await listJobs(t.db, org.orgId, { environment: "prod" })).toEqual({ jobs: [], nextCursor: null });
+    expect(await listJobs(t.db, org.orgId, { environment: "qa" })).toEqual({ jobs: [], nextCursor: null });
+    await expect(listJobs(t.db, org.orgId, { environment: "prod", cursor: "not-a-cursor" })).rejects.toThrow(/the cursor is not one this list gave out/);
     const first = await listJobs(t.db, org.orgId, { limit: 2 });
     const second = await listJobs(t.db, org.orgId, { limit: 2, cursor: first.nextCursor! });
     expect([...first.jobs, ...second.jobs].map((j) => j.id)).toEqual([c.id, b.id, a.id]);

@@ -59,23 +59,27 @@ const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'U
 export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}, role: Role | null = null) {
   const f = listJobsInput.parse(raw);
   const conds: SQL[] = [eq(infraJobs.orgId, orgId)];
+  if (f.cursor) {
+    const [at, id] = decodeJobCursor(f.cursor);
+    conds.push(sql`(${infraJobs.createdAt}, ${infraJobs.id}) < (${at}::timestamptz, ${id})`);
+  }
   if (f.componentId) conds.push(eq(infraJobs.componentId, f.componentId));
   if (f.status) conds.push(eq(infraJobs.status, f.status));
   if (f.result) conds.push(eq(infraJobs.result, f.result));
   if (f.operation) conds.push(eq(infraJobs.operation, f.operation));
   if (f.environment) {
-    const inEnvironment = db
+    // The environment's components first, as values the planner can weigh: as a subquery it could not tell a
+    // new or quiet environment (a few jobs: read them by component) from prod (read the newest and check each),
+    // and read every job of the organization looking for the few that were not there.
+    const inEnvironment = await db
       .select({ id: infraComponents.id })
       .from(infraComponents)
       .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
       .where(and(eq(infraComponents.orgId, orgId), eq(environments.name, f.environment)));
-    conds.push(inArray(infraJobs.componentId, inEnvironment));
+    if (!inEnvironment.length) return { jobs: [], nextCursor: null };
+    conds.push(inArray(infraJobs.componentId, inEnvironment.map((c) => c.id)));
   }
   if (f.createdBy) conds.push(eq(infraJobs.createdByLabel, f.createdBy));
-  if (f.cursor) {
-    const [at, id] = decodeJobCursor(f.cursor);
-    conds.push(sql`(${infraJobs.createdAt}, ${infraJobs.id}) < (${at}::timestamptz, ${id})`);
-  }
   const page = db
     .select({ id: infraJobs.id })
     .from(infraJobs)
