@@ -83,6 +83,7 @@ async function main() {
   const deep = encodeAuditCursor(Math.max(1, headSeq - PAGE * 1000));
   const [{ newest }] = rowsOf<{ newest: string }>(await db.execute(sql`select max(created_at) as newest from audit_events where org_id = ${org.orgId}`));
   const lastWeek = new Date(new Date(newest).getTime() - 7 * 86_400_000).toISOString();
+  const longAgo = new Date(new Date(newest).getTime() - 300 * 86_400_000).toISOString();
   const searchPage2 = (await listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })).nextCursor ?? undefined;
   const pages: [string, () => Promise<unknown>][] = [
     ["first page", () => listAudit(db, actor, "bench", { limit: PAGE })],
@@ -91,6 +92,12 @@ async function main() {
     ["filtered: one actor, page 100 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, actor: "user7@acme.example", cursor: encodeAuditCursor(Math.max(1, headSeq - 40 * PAGE * 100)) })],
     ["filtered: action family job, failures", () => listAudit(db, actor, "bench", { limit: PAGE, action: "job", result: "failure" })],
     ["filtered: one target", () => listAudit(db, actor, "bench", { limit: PAGE, target: "component-42" })],
+    // Filters that match nothing here: each must find that out without reading the record.
+    ["filtered: an environment with no events (qa)", () => listAudit(db, actor, "bench", { limit: PAGE, environment: "qa" })],
+    ["filtered: a target kind with no events", () => listAudit(db, actor, "bench", { limit: PAGE, targetKind: "environment" })],
+    ["filtered: an action family with no events", () => listAudit(db, actor, "bench", { limit: PAGE, action: "flow_control" })],
+    ["filtered: a component with no events", () => listAudit(db, actor, "bench", { limit: PAGE, component: "cmp_none" })],
+    ["filtered: before a day 300 days ago", () => listAudit(db, actor, "bench", { limit: PAGE, to: longAgo })],
     // Searches: a target's name (rare words), a common word, a word nothing has, a page on by cursor, with a filter.
     ["search: \"component-4217\"", () => listAudit(db, actor, "bench", { limit: PAGE, q: "component-4217" })],
     ["search: \"approve\" (1 event in 8)", () => listAudit(db, actor, "bench", { limit: PAGE, q: "approve" })],

@@ -44,7 +44,10 @@ export const auditEvents = pgTable(
     index("audit_events_org_time_idx").on(t.orgId, t.createdAt),
     index("audit_events_target_idx").on(t.targetId),
     uniqueIndex("audit_events_org_seq_idx").on(t.orgId, t.seq),
-    index("audit_events_org_action_seq_idx").on(t.orgId, t.action, t.seq),
+    // In the C collation (migration 0021): a family of actions ("job": "job." up to "job/") is a range of it.
+    index("audit_events_org_action_seq_idx").on(t.orgId, sql`${t.action} collate "C"`, t.seq),
+    index("audit_events_org_environment_seq_idx").on(t.orgId, t.environment, t.seq),
+    index("audit_events_org_target_type_seq_idx").on(t.orgId, t.targetType, t.seq),
     index("audit_events_org_actor_seq_idx").on(t.orgId, t.actorLabel, t.seq),
     index("audit_events_org_target_name_seq_idx").on(t.orgId, t.targetName, t.seq),
     index("audit_events_search_idx").using("gin", t.search),

@@ -72,6 +72,19 @@ describe("the audit chain", () => {
     expect((await listAudit(t.db, org.actor(), "acme", { q: "delete" })).events.map((e) => e.summary)).toEqual(["three"]);
   });
 
+  it("filters by a family of actions: each action recorded under it, also one the console no longer names, and none that only starts alike", async () => {
+    const o = await seedTestOrg(t.db, { slug: "families" });
+    const mine = ["connection.create", "connection.retired_action", "connectionx.create", "flowXcontrol.create", "flow_control.create"];
+    // targetType given: AUDIT_ACTIONS has no entry for the made-up names, as it has none for an action it stopped recording.
+    for (const action of mine) await recordAudit(t.db, o.actor(), { action: action as never, targetType: "connection", targetName: action, summary: action });
+    const listed = async (action: string) => (await listAudit(t.db, o.actor(), "families", { action })).events.map((e) => e.summary).filter((s) => mine.includes(s));
+    expect(await listed("connection")).toEqual(["connection.retired_action", "connection.create"]);
+    expect(await listed("flow_control")).toEqual(["flow_control.create"]);
+    expect(await listed("connection.create")).toEqual(["connection.create"]);
+    expect(await listAudit(t.db, o.actor(), "families", { environment: "nowhere" })).toEqual({ events: [], nextCursor: null });
+    expect(await listAudit(t.db, o.actor(), "families", { component: "cmp_none" })).toEqual({ events: [], nextCursor: null });
+  });
+
   it("gives a component's slice: its own events and its jobs', no one else's", async () => {
     const c = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "slice-site", spec: { site_name: "slice" }, connection: "local-sandbox" });
     const other = await draftComponent(t.db, org.actor(), { environment: "dev", kind: "StaticSite", name: "other-site", spec: { site_name: "other" }, connection: "local-sandbox" });
