@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { bigint, customType, index, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { createdAt } from "./common";
+import { bigint, customType, index, integer, interval, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt, ts } from "./common";
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 
@@ -35,6 +35,11 @@ export const auditEvents = pgTable(
     seq: bigint("seq", { mode: "number" }),
     prevHash: text("prev_hash"),
     hash: text("hash"),
+    /**
+     * The newest created_at of the chain up to this event, set with `seq` at commit (migration 0022): it never
+     * decreases along seq, so a time filter's bounds are positions (server/services/audit/list.ts). Not hashed.
+     */
+    chainHighAt: ts("chain_high_at"),
     /** The words a search finds the event by, and each one's prefixes up to 16 characters (audit_search_words, migration 0012). */
     search: tsvector("search").generatedAlwaysAs(
       sql`audit_search_words(coalesce("summary", '') || ' ' || "actor_label" || ' ' || coalesce("target_name", '') || ' ' || "action")`,
@@ -51,6 +56,7 @@ export const auditEvents = pgTable(
     index("audit_events_org_actor_seq_idx").on(t.orgId, t.actorLabel, t.seq),
     index("audit_events_org_target_name_seq_idx").on(t.orgId, t.targetName, t.seq),
     index("audit_events_search_idx").using("gin", t.search),
+    index("audit_events_org_high_at_seq_idx").on(t.orgId, t.chainHighAt, t.seq),
   ],
 );
 
@@ -59,6 +65,10 @@ export const auditChainHeads = pgTable("audit_chain_heads", {
   chain: text("chain").primaryKey(),
   seq: bigint("seq", { mode: "number" }).notNull(),
   hash: text("hash").notNull(),
+  /** The chain's newest created_at (migration 0022). */
+  highAt: ts("high_at"),
+  /** The most an event's created_at fell behind the chain's newest when it was linked (a writer's transaction that began earlier committed later). */
+  lag: interval("lag").notNull().default("0"),
 });
 
 /**

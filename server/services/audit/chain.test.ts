@@ -12,6 +12,7 @@ import { draftComponent } from "../../../test/components";
 import { createJob } from "../jobs/create-job";
 import { auditExportChunks } from "./export";
 import { listAudit } from "./list";
+import { newId } from "@/lib/ids";
 
 let t: TestDatabase;
 let org: TestOrg;
@@ -45,7 +46,11 @@ describe("the audit chain", () => {
     expect(rows[0].prevHash).toBe(AUDIT_GENESIS_HASH);
     for (let i = 1; i < rows.length; i++) expect(rows[i].prevHash).toBe(rows[i - 1].hash);
     const [head] = await t.db.select().from(auditChainHeads).where(eq(auditChainHeads.chain, org.orgId));
-    expect(head).toEqual({ chain: org.orgId, seq: rows.length, hash: rows.at(-1)!.hash });
+    expect(head).toEqual({ chain: org.orgId, seq: rows.length, hash: rows.at(-1)!.hash, highAt: rows.at(-1)!.chainHighAt, lag: head.lag });
+    // The chain's newest created_at, carried along (migration 0022): never decreasing, and at least each event's own.
+    for (const [i, r] of rows.entries()) {
+      expect(r.chainHighAt!.getTime()).toBeGreaterThanOrEqual(Math.max(r.createdAt.getTime(), i ? rows[i - 1].chainHighAt!.getTime() : 0));
+    }
     const [{ ok }] = rowsOf<{ ok: boolean }>(await t.db.execute(sql`select bool_and(hash = audit_digest(prev_hash, seq, e)) as ok from audit_events e where org_id = ${org.orgId}`));
     expect(ok).toBe(true);
   });
@@ -83,6 +88,30 @@ describe("the audit chain", () => {
     expect(await listed("connection.create")).toEqual(["connection.create"]);
     expect(await listAudit(t.db, o.actor(), "families", { environment: "nowhere" })).toEqual({ events: [], nextCursor: null });
     expect(await listAudit(t.db, o.actor(), "families", { component: "cmp_none" })).toEqual({ events: [], nextCursor: null });
+  });
+
+  it("filters by time exactly when a writer that began earlier committed later (its position past events created after it)", async () => {
+    const o = await seedTestOrg(t.db, { slug: "times" });
+    const base = Date.now() + 86_400_000;
+    const at = (s: number) => new Date(base + s * 1000);
+    // Committed in this order: A created at +10 s, B at +5 s (its writer began before A's, committed after), C at +20 s.
+    for (const [name, s] of [["A", 10], ["B", 5], ["C", 20]] as const) {
+      await t.db.insert(auditEvents).values({ id: newId("auditEvent"), orgId: o.orgId, actorLabel: "system", action: "component.update", targetType: "infra_component", targetName: name, summary: name, createdAt: at(s) });
+    }
+    const [head] = await t.db.select().from(auditChainHeads).where(eq(auditChainHeads.chain, o.orgId));
+    expect(head.lag).toBe("00:00:05");
+    const listed = async (from: number | null, to: number | null) =>
+      (await listAudit(t.db, o.actor(), "times", { ...(from !== null ? { from: at(from).toISOString() } : {}), ...(to !== null ? { to: at(to).toISOString() } : {}) })).events
+        .map((e) => e.summary)
+        .filter((s) => ["A", "B", "C"].includes(s));
+    expect(await listed(null, 7)).toEqual(["B"]);
+    expect(await listed(null, 10)).toEqual(["B"]);
+    expect(await listed(null, 10.001)).toEqual(["B", "A"]);
+    expect(await listed(7, null)).toEqual(["C", "A"]);
+    expect(await listed(5, null)).toEqual(["C", "B", "A"]);
+    expect(await listed(6, 15)).toEqual(["A"]);
+    expect(await listed(21, null)).toEqual([]);
+    expect(await listed(null, 4)).toEqual([]);
   });
 
   it("gives a component's slice: its own events and its jobs', no one else's", async () => {

@@ -34,10 +34,29 @@ function auditFilterConditions(orgId: string, f: AuditFilter): SQL[] {
   }
   if (f.environment) conds.push(eq(auditEvents.environment, f.environment));
   if (f.result) conds.push(eq(auditEvents.result, f.result));
-  if (f.from) conds.push(gte(auditEvents.createdAt, new Date(f.from)));
-  if (f.to) conds.push(lt(auditEvents.createdAt, new Date(f.to)));
+  // The same instant (to the millisecond, as a Date holds it) for the filter and its positions.
+  const from = f.from ? new Date(f.from) : null;
+  const to = f.to ? new Date(f.to) : null;
+  if (from) conds.push(gte(auditEvents.createdAt, from), sql`${auditEvents.seq} >= ${firstSeqFrom(orgId, from.toISOString())}`);
+  if (to) conds.push(lt(auditEvents.createdAt, to), sql`${auditEvents.seq} <= ${lastSeqBefore(orgId, to.toISOString())}`);
   return conds;
 }
+
+// A time filter's positions (migration 0022). Seq follows commits and created_at the start of the writer's
+// transaction, so the planner cannot see where a time begins along seq; chain_high_at (the chain's newest
+// created_at up to each event) never decreases along seq, and the chain head's lag bounds how far behind it any
+// event's created_at was. Sub-selects of the same statement: the bounds and the page are read in one snapshot.
+
+/** Every event created at or after `from` has its chain_high_at at or after it too: seq at or past the first such. */
+const firstSeqFrom = (orgId: string, from: string) => sql`coalesce((
+  select b.seq from audit_events b where b.org_id = ${orgId} and b.chain_high_at >= ${from}::timestamptz
+  order by b.chain_high_at, b.seq limit 1), ${Number.MAX_SAFE_INTEGER})`;
+
+/** Every event created before `to` was linked when the chain's newest was before `to` + lag: seq at most one past the last such. */
+const lastSeqBefore = (orgId: string, to: string) => sql`coalesce((
+  select b.seq from audit_events b where b.org_id = ${orgId}
+    and b.chain_high_at < ${to}::timestamptz + coalesce((select h.lag from audit_chain_heads h where h.chain = ${orgId}), interval '0')
+  order by b.chain_high_at desc, b.seq desc limit 1), 0) + 1`;
 
 /**
  * A search: each of its words starts a word of the event. The words, how text splits into them and the
