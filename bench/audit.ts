@@ -14,7 +14,7 @@ import { rowsOf } from "../db/client";
 import { encodeAuditCursor, listAudit } from "../server/services/audit/list";
 import { auditExportChunks } from "../server/services/audit/export";
 import { verifyChain } from "../server/services/audit/verify";
-import { seedTestOrg } from "../test/fixtures";
+import { newId } from "../lib/ids";
 import { organizations } from "../db/schema";
 import type { Actor } from "../server/actor";
 import { machine, printPages, timePage, type PageFigure } from "./page-timing";
@@ -41,7 +41,12 @@ async function main() {
   const handle = await benchDatabase("planton_bench_audit", values.url);
   const db = handle.db;
   const seeded = (await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.slug, "bench")))[0];
-  const orgId = seeded?.id ?? (await seedTestOrg(db, { slug: "bench" })).orgId;
+  // The organization as a year ago, with no events yet: its record is the year seeded below, in the order it was
+  // written (an organization made now would open its chain with today's events, a year ahead of everything after
+  // them — as if one writer had begun a year before it committed, which widens every "before <date>" filter's
+  // bounds by that year: server/services/audit/list.ts).
+  const orgId = seeded?.id ?? newId("organization");
+  if (!seeded) await db.insert(organizations).values({ id: orgId, slug: "bench", name: "Bench", createdAt: new Date(Date.now() - 366 * 86_400_000) });
   // The viewer's view (listAudit reads the organization and the role from the actor).
   const actor: Actor = { userId: null, label: "viewer@bench", orgId, role: "viewer" };
   const org = { orgId };

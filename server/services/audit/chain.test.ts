@@ -126,6 +126,28 @@ describe("the audit chain", () => {
     ]);
   });
 
+  it("pages a component's slice exactly whichever way it is answered: in order among the newest, or looked up by target", async () => {
+    const o = await seedTestOrg(t.db, { slug: "slices" });
+    const c = await draftComponent(t.db, o.actor(), { environment: "dev", kind: "StaticSite", name: "busy-site", spec: { site_name: "busy" }, connection: "local-sandbox" });
+    const jobs = [];
+    // The slice's events: thick at first, then a long stretch of other events, then a few.
+    for (let i = 0; i < 6; i++) jobs.push(await createJob(t.db, o.actor(), { componentId: c.id, operation: "preview" }));
+    for (let i = 0; i < 12; i++) await recordAudit(t.db, o.actor(), { action: "connection.update", targetName: `other-${i}`, summary: `other ${i}` });
+    for (let i = 0; i < 2; i++) jobs.push(await createJob(t.db, o.actor(), { componentId: c.id, operation: "refresh" }));
+    const expected = (await chainOf(o.orgId)).filter((e) => e.targetId === c.id || jobs.some((j) => j.id === e.targetId)).map((e) => e.seq).reverse();
+    expect(expected.length).toBe(9); // component.create and eight job.create
+    for (const [limit, windowSize] of [[2, 3], [4, 5], [50, 4], [3, 1000]]) {
+      const seen: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listAudit(t.db, o.actor(), "slices", { component: c.id, limit, cursor }, windowSize);
+        seen.push(...page.events.map((e) => e.seq));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(seen, `limit ${limit}, window ${windowSize}`).toEqual(expected);
+    }
+  });
+
   it("searches the words events were recorded with, and pages a search exactly whichever way it is answered", async () => {
     const o = await seedTestOrg(t.db, { slug: "search" });
     const n = 40;

@@ -13,11 +13,23 @@ import { badRequest } from "../../errors";
 /** The SQL conditions of a filter, for the list, the exports and anything else that reads a slice. */
 export function auditConditions(orgId: string, f: AuditFilter): SQL[] {
   const search = auditSearch(f.q);
-  return [...auditFilterConditions(orgId, f), ...(search ? [search(auditEvents.search)] : [])];
+  return [...auditFilterConditions(orgId, f, "in order"), ...(search ? [search(auditEvents.search)] : [])];
 }
 
-/** The conditions of a filter but its search words. */
-function auditFilterConditions(orgId: string, f: AuditFilter): SQL[] {
+/**
+ * A component's events and its jobs', two ways: checked on each event read in order (its jobs' ids hashed once),
+ * cheap where they are many; or looked up by target in the (target_id) index, every one of them and then
+ * sorted, cheap where they are few.
+ */
+function componentEvents(component: string, how: "in order" | "lookup"): SQL {
+  const jobs = sql`select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${component}`;
+  if (how === "lookup") return sql`${auditEvents.targetId} = any(array(${jobs}) || ${component}::text)`;
+  // Parenthesized by hand: inArray() of a raw sql subquery renders without them, which is a syntax error.
+  return or(eq(auditEvents.targetId, component), sql`${auditEvents.targetId} in (${jobs})`)!;
+}
+
+/** The conditions of a filter but its search words; its component's as `component` says (null: left to the caller). */
+function auditFilterConditions(orgId: string, f: AuditFilter, component: "in order" | "lookup" | null): SQL[] {
   const conds: SQL[] = [eq(auditEvents.orgId, orgId), sql`${auditEvents.seq} is not null`];
   if (f.actor) conds.push(eq(auditEvents.actorLabel, f.actor));
   if (f.action) {
@@ -28,10 +40,7 @@ function auditFilterConditions(orgId: string, f: AuditFilter): SQL[] {
   }
   if (f.targetKind) conds.push(eq(auditEvents.targetType, f.targetKind));
   if (f.target) conds.push(or(eq(auditEvents.targetName, f.target), eq(auditEvents.targetId, f.target))!);
-  if (f.component) {
-    // The component's events and its jobs': one list of targets the (target_id) index looks up, not a check of every event.
-    conds.push(sql`${auditEvents.targetId} = any(array(select ${infraJobs.id} from ${infraJobs} where ${infraJobs.componentId} = ${f.component}) || ${f.component}::text)`);
-  }
+  if (f.component && component) conds.push(componentEvents(f.component, component));
   if (f.environment) conds.push(eq(auditEvents.environment, f.environment));
   if (f.result) conds.push(eq(auditEvents.result, f.result));
   // The same instant (to the millisecond, as a Date holds it) for the filter and its positions.
@@ -103,38 +112,46 @@ export function decodeAuditCursor(cursor: string): number {
 }
 
 /**
- * How many of the newest events (from the cursor) a search looks at first: a common search fills a page
- * within them, and a rarer one has few enough matches in all that reading them from the index and
- * sorting them costs no more.
+ * How many of the newest events (from the cursor) a search or a component's slice looks at first: a common
+ * one fills a page within them, and a rarer one has few enough matches in all that reading them from the
+ * index and sorting them costs no more.
  */
-const SEARCH_WINDOW = 5_000;
+const WINDOW = 5_000;
 
 /**
  * A page of the organization's events, newest first. `org` is the slug the console's links use; tests
- * pass a small `searchWindow` to page across it.
+ * pass a small `windowSize` to page across it.
  */
-export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z.input<typeof listAuditInput> = {}, searchWindow = SEARCH_WINDOW) {
+export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z.input<typeof listAuditInput> = {}, windowSize = WINDOW) {
   const f = listAuditInput.parse(raw);
   const filter = auditFilterInput.parse(f);
-  const conds = auditFilterConditions(actor.orgId, filter);
+  const search = auditSearch(filter.q);
+  // The part of the filter that may keep few events of many, which the planner cannot weigh: a search, or else a
+  // component's slice (hundreds of events a day for a busy one, a handful in a year for another). Beside a search
+  // the component is checked in order.
+  const narrow = search
+    ? { inOrder: search(auditEvents.search), lookup: search(auditEvents.search) }
+    : filter.component
+      ? { inOrder: componentEvents(filter.component, "in order"), lookup: componentEvents(filter.component, "lookup") }
+      : null;
+  const conds = auditFilterConditions(actor.orgId, filter, search ? "in order" : null);
   const before = f.cursor ? decodeAuditCursor(f.cursor) : null;
   if (before !== null) conds.push(lt(auditEvents.seq, before));
-  const search = auditSearch(filter.q);
   let rows: AuditRow[];
-  if (!search) {
+  if (!narrow) {
     rows = await db.select().from(auditEvents).where(and(...conds)).orderBy(desc(auditEvents.seq)).limit(f.limit + 1);
   } else {
-    // The newest events in order (a window of positions, whatever the other filters keep), the search
+    // The newest events in order (a window of positions, whatever the other filters keep), the narrow part
     // checked on each: a full page there is the answer. The sub-select's limit keeps the planner from
     // reading the index for a common word, and it carries only positions, so that a planner that sorts
     // the window (PGlite's, with no statistics) sorts little; the window's top is a number, not a
     // sub-select, so that the planner sees how narrow it is.
     const top = before ?? Number((await db.select({ seq: max(auditEvents.seq) }).from(auditEvents).where(eq(auditEvents.orgId, actor.orgId)))[0]?.seq ?? 0) + 1;
     const need = f.limit + 1;
-    /** The search's hits among the newest `size` events (whatever the other filters keep) below `hi`, in order. */
+    /** The narrow part's hits among the newest `size` events (whatever the other filters keep) below `hi`, in order. */
     const window = async (hi: number, size: number, want: number) => {
       const recent = db
-        .select({ seq: auditEvents.seq, hit: sql<boolean>`${search(auditEvents.search)}`.as("hit") })
+        .select({ seq: auditEvents.seq, hit: sql<boolean>`${narrow.inOrder}`.as("hit") })
         .from(auditEvents)
         .where(and(...conds, lt(auditEvents.seq, hi), gte(auditEvents.seq, hi - size)))
         .orderBy(desc(auditEvents.seq))
@@ -142,25 +159,25 @@ export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z
         .as("recent");
       return (await db.select({ seq: recent.seq }).from(recent).where(sql`${recent.hit}`).orderBy(desc(recent.seq)).limit(want)).map((h) => h.seq!);
     };
-    const found = await window(top, searchWindow, need);
+    const found = await window(top, windowSize, need);
     if (found.length < need) {
-      // Too few there. The window's hit rate tells how common the search is, better than the planner can:
-      // reading on in order costs about the events still to read for a page, the index about every match
-      // it holds (it cannot give them newest first). A search with some hits reads on, in one more window,
+      // Too few there. The window's hit rate tells how common the search (or the component) is, better than the
+      // planner can: reading on in order costs about the events still to read for a page, the index about every
+      // match it holds (it cannot give them newest first). One with some hits reads on, in one more window,
       // when that is the cheaper; a rare one asks the index.
-      const rate = found.length / searchWindow;
+      const rate = found.length / windowSize;
       const onInOrder = rate > 0 ? Math.ceil(((need - found.length) / rate) * 1.5) : Infinity;
-      if (onInOrder < rate * top) found.push(...(await window(top - searchWindow, onInOrder, need - found.length)));
+      if (onInOrder < rate * top) found.push(...(await window(top - windowSize, onInOrder, need - found.length)));
     }
     if (found.length < need) {
       // The index's matches below what was read, sorted. "nulls last" is an order the (org_id, seq) index
       // does not give, so the planner cannot choose to walk it (every event, when the words are rare).
-      const below = found.length ? found[found.length - 1] : top - searchWindow;
-      const lowest = Math.min(below, top - searchWindow);
+      const below = found.length ? found[found.length - 1] : top - windowSize;
+      const lowest = Math.min(below, top - windowSize);
       const more = await db
         .select({ seq: auditEvents.seq })
         .from(auditEvents)
-        .where(and(...conds, search(auditEvents.search), lt(auditEvents.seq, lowest)))
+        .where(and(...conds, narrow.lookup, lt(auditEvents.seq, lowest)))
         .orderBy(sql`${auditEvents.seq} desc nulls last`)
         .limit(need - found.length);
       found.push(...more.map((m) => m.seq!));
