@@ -83,6 +83,21 @@ async function main() {
   const [{ head }] = rowsOf<{ head: string }>(await db.execute(sql`select seq as head from audit_chain_heads where chain = ${org.orgId}`));
   const headSeq = Number(head);
 
+  // Two components whose jobs are seeded events' targets, for their Activity tabs: a busy one (100 of the 5 000
+  // targets: 1 event in 50) and a quiet one (one target: 1 event in 5 000, about one a day).
+  const [{ n: components }] = rowsOf<{ n: string }>(await db.execute(sql`select count(*) as n from infra_components where org_id = ${org.orgId}`));
+  if (components === "0") {
+    const envId = newId("environment");
+    await db.execute(sql`insert into environments (id, org_id, name) values (${envId}, ${org.orgId}, 'prod')`);
+    for (const [name, from, to] of [["busy", 0, 99], ["quiet", 4999, 4999]] as const) {
+      await db.execute(sql`insert into infra_components (id, org_id, environment_id, kind, name) values (${`cmp_bench_${name}`}, ${org.orgId}, ${envId}, 'StaticSite', ${name})`);
+      await db.execute(sql`
+        insert into infra_jobs (id, org_id, component_id, operation, status, result, version_message, created_by_label, preflight, spec_version, event_seq, route_rule)
+        select 'tgt_' || i, ${org.orgId}, ${`cmp_bench_${name}`}, 'update', 'completed', 'succeeded', '', 'bench', '{}'::jsonb, 1, 0, 'hosted'
+        from generate_series(${from}::int, ${to}::int) i`);
+    }
+  }
+
   // ── Pages: the service the Audit page, the CLI and GET /audit call, timed in this process.
   note(`timing pages (${RUNS} runs each after one warm-up)…`);
   const deep = encodeAuditCursor(Math.max(1, headSeq - PAGE * 1000));
@@ -97,6 +112,8 @@ async function main() {
     ["filtered: one actor, page 100 (cursor)", () => listAudit(db, actor, "bench", { limit: PAGE, actor: "user7@acme.example", cursor: encodeAuditCursor(Math.max(1, headSeq - 40 * PAGE * 100)) })],
     ["filtered: action family job, failures", () => listAudit(db, actor, "bench", { limit: PAGE, action: "job", result: "failure" })],
     ["filtered: one target", () => listAudit(db, actor, "bench", { limit: PAGE, target: "component-42" })],
+    ["filtered: a busy component (1 event in 50)", () => listAudit(db, actor, "bench", { limit: PAGE, component: "cmp_bench_busy" })],
+    ["filtered: a quiet component (1 in 5 000)", () => listAudit(db, actor, "bench", { limit: PAGE, component: "cmp_bench_quiet" })],
     // Filters that match nothing here: each must find that out without reading the record.
     ["filtered: an environment with no events (qa)", () => listAudit(db, actor, "bench", { limit: PAGE, environment: "qa" })],
     ["filtered: a target kind with no events", () => listAudit(db, actor, "bench", { limit: PAGE, targetKind: "environment" })],

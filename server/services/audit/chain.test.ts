@@ -129,7 +129,7 @@ describe("the audit chain", () => {
   it("pages a component's slice exactly whichever way it is answered: in order among the newest, or looked up by target", async () => {
     const o = await seedTestOrg(t.db, { slug: "slices" });
     const c = await draftComponent(t.db, o.actor(), { environment: "dev", kind: "StaticSite", name: "busy-site", spec: { site_name: "busy" }, connection: "local-sandbox" });
-    const jobs = [];
+    const jobs: { id: string }[] = [];
     // The slice's events: thick at first, then a long stretch of other events, then a few.
     for (let i = 0; i < 6; i++) jobs.push(await createJob(t.db, o.actor(), { componentId: c.id, operation: "preview" }));
     for (let i = 0; i < 12; i++) await recordAudit(t.db, o.actor(), { action: "connection.update", targetName: `other-${i}`, summary: `other ${i}` });
