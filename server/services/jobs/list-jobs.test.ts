@@ -1,6 +1,6 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { infraJobs } from "../../../db/schema";
+import { environments, infraJobs } from "../../../db/schema";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { draftComponent } from "../../../test/components";
 import { cancelJob } from "./cancel-job";
@@ -35,6 +35,19 @@ describe("the organization's jobs list", () => {
     expect([...first.jobs, ...second.jobs].map((j) => j.id)).toEqual([c.id, b.id, a.id]);
     expect(second.nextCursor).toBeNull();
     expect(await listJobStarters(t.db, org.orgId)).toEqual([org.users.admin.email, org.users.engineer.email].sort());
+  });
+
+  it("filters by an environment of more components than it names to the planner as it does by a small one", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor("engineer"), { componentId: component.id });
+    const small = await listJobs(t.db, org.orgId, { environment: "dev" });
+    const [dev] = await t.db.select().from(environments).where(and(eq(environments.orgId, org.orgId), eq(environments.name, "dev")));
+    await t.db.execute(sql`
+      insert into infra_components (id, org_id, environment_id, kind, name)
+      select 'cmp_many_' || i, ${org.orgId}, ${dev.id}, 'StaticSite', 'many-' || i from generate_series(1, 1000) i`);
+    const large = await listJobs(t.db, org.orgId, { environment: "dev" });
+    expect(small.jobs.map((j) => j.id)).toEqual([job.id]);
+    expect(large).toEqual(small);
   });
 
   it("pages exactly through jobs created within one millisecond, and refuses a cursor it did not give out", async () => {

@@ -56,6 +56,9 @@ const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'U
  * come first from an index alone (migration 0015: the filters' columns ride in the indexes, so a filter
  * is checked without reading a job's row), then those ids' rows are joined to their components.
  */
+/** Up to this many components, an environment filter names them to the planner (above: a subquery). */
+const ENVIRONMENT_AS_VALUES = 1000;
+
 export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}, role: Role | null = null) {
   const f = listJobsInput.parse(raw);
   const conds: SQL[] = [eq(infraJobs.orgId, orgId)];
@@ -67,17 +70,22 @@ export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof
   if (f.status) conds.push(eq(infraJobs.status, f.status));
   if (f.result) conds.push(eq(infraJobs.result, f.result));
   if (f.operation) conds.push(eq(infraJobs.operation, f.operation));
-  if (f.environment) {
+  const environment = f.environment;
+  if (environment) {
     // The environment's components first, as values the planner can weigh: as a subquery it could not tell a
     // new or quiet environment (a few jobs: read them by component) from prod (read the newest and check each),
-    // and read every job of the organization looking for the few that were not there.
-    const inEnvironment = await db
-      .select({ id: infraComponents.id })
-      .from(infraComponents)
-      .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
-      .where(and(eq(infraComponents.orgId, orgId), eq(environments.name, f.environment)));
-    if (!inEnvironment.length) return { jobs: [], nextCursor: null };
-    conds.push(inArray(infraJobs.componentId, inEnvironment.map((c) => c.id)));
+    // and read every job of the organization looking for the few that were not there. An environment of more
+    // components than that stays a subquery: its jobs are many, and so would the statement's parameters be.
+    // A builder each time: drizzle's builders change in place (a limit set on one would stay on the subquery).
+    const components = () =>
+      db
+        .select({ id: infraComponents.id })
+        .from(infraComponents)
+        .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
+        .where(and(eq(infraComponents.orgId, orgId), eq(environments.name, environment)));
+    const some = await components().limit(ENVIRONMENT_AS_VALUES + 1);
+    if (!some.length) return { jobs: [], nextCursor: null };
+    conds.push(inArray(infraJobs.componentId, some.length > ENVIRONMENT_AS_VALUES ? components() : some.map((c) => c.id)));
   }
   if (f.createdBy) conds.push(eq(infraJobs.createdByLabel, f.createdBy));
   const page = db
