@@ -13,7 +13,7 @@ import { badRequest } from "../../errors";
 /** The SQL conditions of a filter, for the list, the exports and anything else that reads a slice. */
 export function auditConditions(orgId: string, f: AuditFilter): SQL[] {
   const search = auditSearch(f.q);
-  return [...auditFilterConditions(orgId, f, "in order"), ...(search ? [search(auditEvents.search)] : [])];
+  return [...auditFilterConditions(orgId, f, true), ...(search ? [search(auditEvents.search)] : [])];
 }
 
 /**
@@ -28,8 +28,8 @@ function componentEvents(component: string, how: "in order" | "lookup"): SQL {
   return or(eq(auditEvents.targetId, component), sql`${auditEvents.targetId} in (${jobs})`)!;
 }
 
-/** The conditions of a filter but its search words; its component's as `component` says (null: left to the caller). */
-function auditFilterConditions(orgId: string, f: AuditFilter, component: "in order" | "lookup" | null): SQL[] {
+/** The conditions of a filter but its search words; its component's checked in order, unless left to the caller. */
+function auditFilterConditions(orgId: string, f: AuditFilter, withComponent: boolean): SQL[] {
   const conds: SQL[] = [eq(auditEvents.orgId, orgId), sql`${auditEvents.seq} is not null`];
   if (f.actor) conds.push(eq(auditEvents.actorLabel, f.actor));
   if (f.action) {
@@ -40,7 +40,7 @@ function auditFilterConditions(orgId: string, f: AuditFilter, component: "in ord
   }
   if (f.targetKind) conds.push(eq(auditEvents.targetType, f.targetKind));
   if (f.target) conds.push(or(eq(auditEvents.targetName, f.target), eq(auditEvents.targetId, f.target))!);
-  if (f.component && component) conds.push(componentEvents(f.component, component));
+  if (f.component && withComponent) conds.push(componentEvents(f.component, "in order"));
   if (f.environment) conds.push(eq(auditEvents.environment, f.environment));
   if (f.result) conds.push(eq(auditEvents.result, f.result));
   // The same instant (to the millisecond, as a Date holds it) for the filter and its positions.
@@ -134,7 +134,7 @@ export async function listAudit(db: Queryable, actor: Actor, org: string, raw: z
     : filter.component
       ? { inOrder: componentEvents(filter.component, "in order"), lookup: componentEvents(filter.component, "lookup") }
       : null;
-  const conds = auditFilterConditions(actor.orgId, filter, search ? "in order" : null);
+  const conds = auditFilterConditions(actor.orgId, filter, !!search);
   const before = f.cursor ? decodeAuditCursor(f.cursor) : null;
   if (before !== null) conds.push(lt(auditEvents.seq, before));
   let rows: AuditRow[];
