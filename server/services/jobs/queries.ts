@@ -51,14 +51,14 @@ const summaryColumns = {
 /** A job's creation time to the microsecond, as text: the cursor must carry what Postgres holds, not a JS Date's milliseconds. */
 const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** Up to this many components, an environment filter names them to the planner (above: a subquery). */
+const ENVIRONMENT_AS_VALUES = 1000;
+
 /**
  * A page of the organization's jobs, newest first, keyset-paginated on (created_at, id). The page's ids
  * come first from an index alone (migration 0015: the filters' columns ride in the indexes, so a filter
  * is checked without reading a job's row), then those ids' rows are joined to their components.
  */
-/** Up to this many components, an environment filter names them to the planner (above: a subquery). */
-const ENVIRONMENT_AS_VALUES = 1000;
-
 export async function listJobs(db: Queryable, orgId: string, raw: z.input<typeof listJobsInput> = {}, role: Role | null = null) {
   const f = listJobsInput.parse(raw);
   const conds: SQL[] = [eq(infraJobs.orgId, orgId)];
