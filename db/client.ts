@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { Sql } from "postgres";
+import { MIGRATION_LOCK } from "./advisory-locks";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -201,9 +202,9 @@ async function migrateHandle(handle: DatabaseHandle, url?: string): Promise<void
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
   const sql = postgres(url!, { max: 1, onnotice: () => {} });
   try {
-    await sql`select pg_advisory_lock(727274)`;
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
-    await sql`select pg_advisory_unlock(727274)`;
+    await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createGzip, gunzipSync } from "node:zlib";
 import { and, asc, desc, eq, gt, isNull, lte, sql, type SQL } from "drizzle-orm";
+import { AUDIT_ARCHIVE_LOCK } from "@/db/advisory-locks";
 import { rowsOf, type Database, type Queryable } from "@/db/client";
 import { auditCheckpoints, auditEvents } from "@/db/schema";
 import { AUDIT_GENESIS_HASH } from "@/lib/audit";
@@ -17,7 +18,6 @@ import { systemActor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { chainStart } from "./verify";
 
-const ARCHIVE_LOCK = 727276;
 const BATCH = 5_000;
 const DAY_MS = 86_400_000;
 
@@ -42,7 +42,7 @@ const inChain = (chain: string): SQL => (chain ? eq(auditEvents.orgId, chain) : 
 /** Runs `fn` only while this replica holds the archive's lock; null when another one does. */
 async function asLeader<T>(db: Database, fn: (tx: Queryable) => Promise<T>): Promise<T | null> {
   return db.transaction(async (tx) => {
-    const [leader] = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${ARCHIVE_LOCK}) as ok`));
+    const [leader] = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${AUDIT_ARCHIVE_LOCK}) as ok`));
     return leader?.ok ? fn(tx) : null;
   });
 }

@@ -9,7 +9,8 @@ import { createTestDatabase, testDriver, type TestDatabase } from "../../../test
 import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
 import { createJob } from "./create-job";
 import { getJob } from "./queries";
-import { RUNNER_LOST_BEFORE_START, SCHEDULER_LEADER_LOCK, isSchedulerLeader, startScheduler, type Scheduler } from "./scheduler";
+import { SCHEDULER_LEADER_LOCK } from "@/db/advisory-locks";
+import { RUNNER_LOST_BEFORE_START, isSchedulerLeader, startScheduler, type Scheduler } from "./scheduler";
 
 let t: TestDatabase;
 beforeAll(async () => {

@@ -6,13 +6,12 @@
 // Every replica's tick (not only the leader's) also sweeps state moves: a move's own run lock already keeps it
 // to one process, so waiting for leadership would only delay a takeover when the leader and the move's process die together.
 import { and, eq, isNull, lt } from "drizzle-orm";
+import { SCHEDULER_LEADER_LOCK } from "@/db/advisory-locks";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs, runnerAttempts } from "@/db/schema";
 import { resumeRunningMoves } from "../state-backends/move";
 import { failRunningJob, lockJob, moveJob, stepsOf } from "./transitions";
 
-/** The advisory lock whose holder is the scheduler leader. */
-export const SCHEDULER_LEADER_LOCK = 727275;
 export const RUNNER_LOST = "runner lost";
 export const RUNNER_LOST_BEFORE_START = "runner lost before it started any step; the job was queued again";
 

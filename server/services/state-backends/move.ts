@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import pLimit, { type LimitFunction } from "p-limit";
 import { z } from "zod";
+import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
 import { handleOf, rowsOf, type Database, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
 import { migrateBackendBody, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
@@ -340,12 +341,9 @@ export async function migrateBackend(db: Database, actor: Actor, input: z.input<
 // whose process died (its connection ended, Postgres freed the lock) is taken over by the next sweep of any
 // replica (every scheduler tick calls resumeRunningMoves). On PGlite the one process always holds it.
 
-/** The high 32 bits of every move's run-lock key: the scheduler's, migration's and archive's keys (727274–727276) have 0 there, so no move's key can equal them. */
-const MOVE_RUN_LOCK_SPACE = 727277;
-
 /** The bigint advisory-lock key of a move's run: its namespace, then a 32-bit hash of the move id. */
 export function moveRunLockKey(moveId: string): number {
-  return MOVE_RUN_LOCK_SPACE * 2 ** 32 + createHash("sha256").update(moveId).digest().readUInt32BE(0);
+  return keyInSpace(MOVE_RUN_LOCK_SPACE, createHash("sha256").update(moveId).digest().readUInt32BE(0));
 }
 
 // The runs in this process, by move and by database (tests open two handles as two replicas); on globalThis, as the
