@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { orgWithComponent } from "../../../test/job-helpers";
+import { openDatabase } from "@/db/client";
+import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
+import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
+import { uploadEvents } from "../runners/upload-events";
 import type { ProgressEvent } from "@/lib/runner-protocol";
 import { cancelJob } from "./cancel-job";
 import { createJob } from "./create-job";
@@ -119,4 +121,59 @@ describe("live job events, one reader per job", () => {
     await end();
     await Promise.all(subs.map(async (s) => { for await (const _ of s); }));
   });
+
+  it.skipIf(testDriver === "pglite")(
+    "hand a runner's batch committed in this process to its subscribers without reading it back (the NOTIFY then finds nothing new), while another process reads it on the NOTIFY",
+    async () => {
+      const { org, component } = await orgWithComponent(t.db);
+      const runner = await testRunner(t.db, org);
+      await createJob(t.db, org.actor(), { componentId: component.id });
+      const { access } = (await claim(t.db, runner))!;
+      const other = await openDatabase({ url: t.url, migrate: false });
+      const stop = new AbortController();
+      try {
+        const here = follower(streamJobEvents(t, access.jobId, 0, stop.signal));
+        const there = follower(streamJobEvents(other, access.jobId, 0, stop.signal));
+        const joined = (await readEventsAfter(t.db, access.jobId, 0)).at(-1)!.seq;
+        await Promise.all([here.until(joined), there.until(joined)]);
+        const before = jobFeedStats(t, access.jobId)!;
+        const [readsBefore, pollsBefore] = [before.feedReads, before.polls];
+
+        const events = [1, 2, 3].map((seq) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `handed ${seq}`, stream: "stdout" } }));
+        await uploadEvents(t.db, access, { attemptId: access.attemptId, events });
+        // Sent again (a runner's retry): nothing is stored or handed on twice.
+        await uploadEvents(t.db, access, { attemptId: access.attemptId, events });
+        // A server event goes by NOTIFY only, and NOTIFYs arrive in commit order: once it is here, the batch's NOTIFY was seen too.
+        await t.db.transaction((tx) => appendEvents(tx, access.jobId, [{ operation: null, type: "log", payload: { line: "server" } }]));
+        const stored = await readEventsAfter(t.db, access.jobId, 0);
+        await Promise.all([here.until(stored.at(-1)!.seq), there.until(stored.at(-1)!.seq)]);
+
+        expect(here.events).toEqual(stored);
+        expect(there.events).toEqual(stored);
+        const after = jobFeedStats(t, access.jobId)!;
+        // One read here, for the server's event; the runner's batch came without one. (A safety poll reads too.)
+        expect(after.feedReads - readsBefore - (after.polls - pollsBefore)).toBe(1);
+        expect(jobFeedStats(other, access.jobId)!.feedReads).toBeGreaterThan(0);
+      } finally {
+        stop.abort();
+        await other.close();
+      }
+    },
+  );
 });
+
+/** Follows a stream, keeping every event; `until(seq)` resolves once it holds that seq. */
+function follower(stream: AsyncGenerator<ProgressEvent>) {
+  const events: ProgressEvent[] = [];
+  const waiting = new Set<{ seq: number; resolve: () => void }>();
+  void (async () => {
+    for await (const e of stream) {
+      events.push(e);
+      for (const w of waiting) if (e.seq >= w.seq) (waiting.delete(w), w.resolve());
+    }
+  })();
+  return {
+    events,
+    until: (seq: number) => ((events.at(-1)?.seq ?? 0) >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiting.add({ seq, resolve }))),
+  };
+}

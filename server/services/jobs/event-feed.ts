@@ -1,12 +1,15 @@
 // Live progress events, one reader per job per process. The process's one LISTEN job_events wakes the
 // job's feed on NOTIFY '<job>:<seq>'; the feed reads the new events once (by seq, after the last it
-// read) and hands them in memory to every subscriber of that job. Each subscriber has a bounded
+// read) and hands them in memory to every subscriber of that job. A runner's batch this process stores
+// goes to the feed as it was stored, with no read: the feed holds back a NOTIFY that arrives while one of
+// this process's uploads of the job is in flight (it is most likely that upload's own), and reads for it
+// only if the upload did not hand it what the NOTIFY announced (beginLocalAppend). Each subscriber has a bounded
 // buffer: one that falls behind (its buffer full) stops taking live batches, catches up from the
 // database by its own cursor, then rejoins — it never drops or repeats an event and never holds up
 // the others. Seqs are allocated under the job's row lock, so they commit in order and a read after
 // a NOTIFY sees no gap.
 import { eq } from "drizzle-orm";
-import type { DatabaseHandle } from "@/db/client";
+import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs } from "@/db/schema";
 import { encodeEventFrames } from "@/lib/job-event-stream";
 import type { ProgressEvent } from "@/lib/runner-protocol";
@@ -145,20 +148,58 @@ class JobFeed {
   readonly stats = { feedReads: 0, polls: 0, catchUpReads: 0, fallbacks: 0 };
   private reading = false;
   private dirty = false;
+  /** Whether `ready` has set where the feed begins. */
+  private started = false;
+  /** This process's appends of the job's runner batches in flight. */
+  private localAppends = 0;
+  /** The highest seq a NOTIFY announced while local appends were in flight. */
+  private heldBack: number | undefined;
   private readonly poll: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly handle: DatabaseHandle,
     readonly jobId: string,
   ) {
-    this.ready = this.checkEnd(true);
+    this.ready = this.checkEnd(true).then(() => void (this.started = true));
     this.poll = setInterval(() => (this.stats.polls++, this.wake()), SAFETY_POLL_MS);
     this.poll.unref?.();
+  }
+
+  /** This process is storing a runner's batch of this job (see beginLocalAppend). */
+  beginLocal(): void {
+    this.localAppends++;
+  }
+
+  /**
+   * A local append ended; `stored`: its events as stored (contiguous seqs, in order), when it stored them all.
+   * They go to the subscribers as they are when they follow what the feed has handed out and it is not reading;
+   * otherwise the feed reads. NOTIFYs held back meanwhile are then read for, if anything they announced is missing.
+   */
+  endLocal(stored: ProgressEvent[] | null): void {
+    this.localAppends--;
+    if (stored?.length) {
+      const last = stored[stored.length - 1].seq;
+      if (!this.started || this.reading || stored[0].seq !== this.cursor + 1 || stored.some(endsJob)) this.wake(last);
+      else {
+        this.cursor = last;
+        const shared = new EventBatch(stored);
+        for (const s of this.subscribers) s.offer(shared);
+      }
+    }
+    if (this.localAppends === 0 && this.heldBack !== undefined) {
+      const seq = this.heldBack;
+      this.heldBack = undefined;
+      this.wake(seq);
+    }
   }
 
   /** A NOTIFY for this job (with the batch's last seq), a reconnect or a poll. */
   wake(seq?: number): void {
     if (seq !== undefined && seq <= this.cursor) return;
+    if (seq !== undefined && this.localAppends > 0) {
+      this.heldBack = Math.max(this.heldBack ?? 0, seq);
+      return;
+    }
     this.dirty = true;
     void this.read();
   }
@@ -178,7 +219,7 @@ class JobFeed {
           this.stats.feedReads++;
           const batch = await readEventsAfter(this.handle.db, this.jobId, this.cursor, READ_PAGE);
           if (!batch.length) break;
-          if (batch.some((e) => e.type === "job_status" && e.payload.status === "completed")) await this.checkEnd();
+          if (batch.some(endsJob)) await this.checkEnd();
           this.cursor = batch[batch.length - 1].seq;
           const shared = new EventBatch(batch);
           for (const s of this.subscribers) s.offer(shared);
@@ -202,15 +243,18 @@ class JobFeed {
   }
 }
 
+const endsJob = (e: ProgressEvent) => e.type === "job_status" && e.payload.status === "completed";
+
 // ── One hub per database handle: its LISTEN, and the feeds of the jobs someone watches ──────────
 interface Hub {
   feeds: Map<string, JobFeed>;
   listening: Promise<unknown>;
 }
-const hubs = new WeakMap<DatabaseHandle, Hub>();
+// Keyed by the handle's database, which every service is handed (and a copy of the handle shares).
+const hubs = new WeakMap<Database, Hub>();
 
 function hubOf(handle: DatabaseHandle): Hub {
-  let hub = hubs.get(handle);
+  let hub = hubs.get(handle.db);
   if (hub) return hub;
   const feeds = new Map<string, JobFeed>();
   const listening = subscribeChannel(handle, JOB_EVENTS_CHANNEL, (payload) => {
@@ -220,8 +264,8 @@ function hubOf(handle: DatabaseHandle): Hub {
     feeds.get(payload.slice(0, at))?.wake(Number(payload.slice(at + 1)));
   });
   const created: Hub = { feeds, listening };
-  listening.catch(() => hubs.delete(handle));
-  hubs.set(handle, created);
+  listening.catch(() => hubs.delete(handle.db));
+  hubs.set(handle.db, created);
   return created;
 }
 
@@ -251,16 +295,28 @@ async function joinFeed(handle: DatabaseHandle, jobId: string, subscriber: (feed
 
 function leaveFeed(handle: DatabaseHandle, feed: JobFeed, sub: Subscriber): void {
   feed.subscribers.delete(sub);
-  const hub = hubs.get(handle);
+  const hub = hubs.get(handle.db);
   if (feed.subscribers.size === 0 && hub?.feeds.get(feed.jobId) === feed) {
     hub.feeds.delete(feed.jobId);
     feed.stop();
   }
 }
 
+/**
+ * This process is about to store a runner's batch of `jobId` (appendRunnerEvents): call the answer once it
+ * ended, with the events as stored (its `stored`), or null when it stored none or failed. Viewers of the job
+ * here then have them without the NOTIFY's round trip and a read; other processes read them on the NOTIFY.
+ */
+export function beginLocalAppend(db: Database, jobId: string): (stored: ProgressEvent[] | null) => void {
+  const feed = hubs.get(db)?.feeds.get(jobId);
+  if (!feed) return () => {};
+  feed.beginLocal();
+  return (stored) => feed.endLocal(stored);
+}
+
 /** The live feed of a job in this process, if anyone is watching it. */
 export function jobFeedStats(handle: DatabaseHandle, jobId: string): JobFeedStats | undefined {
-  const feed = hubs.get(handle)?.feeds.get(jobId);
+  const feed = hubs.get(handle.db)?.feeds.get(jobId);
   return feed && { subscribers: feed.subscribers.size, ...feed.stats };
 }
 

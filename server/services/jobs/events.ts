@@ -26,17 +26,25 @@ export async function appendEvents(tx: Queryable, jobId: string, events: NewEven
 
 /**
  * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing. Returns the
- * highest runner seq stored for this attempt. One statement, outside any transaction of the caller's:
+ * highest runner seq stored for this attempt, and — when every event was new — the events as stored (for
+ * this process's live feed: event-feed.ts `publishCommitted`). One statement, outside any transaction of the caller's:
  * two uploads of the same batch at once meet at the unique (job, attempt, runner seq) index, and the
  * one that lost runs again, now seeing what the other stored.
  */
-export async function appendRunnerEvents(db: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<{ acceptedThrough: number; lastSeq: number }> {
+export async function appendRunnerEvents(
+  db: Queryable,
+  jobId: string,
+  attemptId: string,
+  events: UploadedEvent[],
+): Promise<{ acceptedThrough: number; lastSeq: number; stored: ProgressEvent[] | null }> {
   const sorted = [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq);
-  const rows = sorted.map((e) => ({ ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, runnerSeq: e.seq }));
+  const rows = sorted.map((e) => ({ ts: validDate(e.ts).toISOString(), operation: e.operation, type: e.type, payload: e.payload, runnerSeq: e.seq }));
   for (let attempt = 1; ; attempt++) {
     try {
       const r = await append(db, jobId, attemptId, rows);
-      return { acceptedThrough: Math.max(r.storedBefore, r.lastFresh), lastSeq: r.lastSeq };
+      // Every event was new (no retry of a batch stored before): they hold the seqs after the job's last, in order.
+      const stored = rows.length && r.lastSeq - r.seqBefore === rows.length ? rows.map((e, i) => ({ seq: r.seqBefore + 1 + i, ts: e.ts, operation: e.operation, type: e.type, payload: e.payload })) : null;
+      return { acceptedThrough: Math.max(r.storedBefore, r.lastFresh), lastSeq: r.lastSeq, stored };
     } catch (err) {
       if (attempt >= 3 || !isUniqueViolation(err)) throw err;
     }
@@ -54,7 +62,7 @@ async function append(
   jobId: string,
   attemptId: string | null,
   events: (NewEvent & { runnerSeq: number | null })[],
-): Promise<{ lastSeq: number; storedBefore: number; lastFresh: number }> {
+): Promise<{ seqBefore: number; lastSeq: number; storedBefore: number; lastFresh: number }> {
   const json = JSON.stringify(events.map((e, n) => ({ n, ts: validDate(e.ts).toISOString(), operation: e.operation, type: e.type, payload: e.payload, runner_seq: e.runnerSeq })));
   const [row] = rowsOf<{ before: number | null; last: number | null; stored: number; fresh: number | null }>(
     await db.execute(sql`
@@ -62,9 +70,13 @@ async function append(
       incoming as (
         select * from jsonb_to_recordset(${json}::jsonb) as e(n integer, ts timestamptz, operation text, type text, payload jsonb, runner_seq integer)
       ),
+      stored as (select coalesce(max(runner_seq), 0) as last from ${progressEvents} where job_id = ${jobId} and attempt_id = ${attemptId}),
       fresh as (
+        -- Past the attempt's last stored runner seq (a batch's usual case) an event is new without a look at the
+        -- others: the attempt's stored seqs are only read (once, hashed) when a retry resends some at or below it.
         select i.*, row_number() over (order by i.n) as k from incoming i
         where i.runner_seq is null
+           or i.runner_seq > (select last from stored)
            or not exists (select 1 from ${progressEvents} p where p.job_id = ${jobId} and p.attempt_id = ${attemptId} and p.runner_seq = i.runner_seq)
       ),
       ins as (
@@ -79,11 +91,11 @@ async function append(
       )
       select (select event_seq from job) as before,
              coalesce((select last from moved), (select event_seq from job)) as last,
-             (select coalesce(max(runner_seq), 0) from ${progressEvents} where job_id = ${jobId} and attempt_id = ${attemptId}) as stored,
+             (select last from stored) as stored,
              (select max(runner_seq) from fresh) as fresh`),
   );
   if (row?.before == null) throw new Error(`job ${jobId} does not exist`);
-  return { lastSeq: Number(row.last), storedBefore: Number(row.stored), lastFresh: Number(row.fresh ?? 0) };
+  return { seqBefore: Number(row.before), lastSeq: Number(row.last), storedBefore: Number(row.stored), lastFresh: Number(row.fresh ?? 0) };
 }
 
 function validDate(ts?: string): Date {

@@ -1,11 +1,20 @@
 // A runner's batch of progress events: idempotent by (attempt, runner seq), gap-free job seq.
 import type { Database } from "@/db/client";
-import type { UploadedEvent } from "@/lib/runner-protocol";
+import type { ProgressEvent, UploadedEvent } from "@/lib/runner-protocol";
+import { beginLocalAppend } from "../jobs/event-feed";
 import { appendRunnerEvents } from "../jobs/events";
 import { sameAttempt, type JobAccess } from "./job-access";
 
 export async function uploadEvents(db: Database, access: JobAccess, body: { attemptId: string; events: UploadedEvent[] }) {
   sameAttempt(access, body.attemptId);
-  const { acceptedThrough } = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events);
-  return { acceptedThrough };
+  // Viewers of this job on this process have them as soon as they are stored; other replicas read them on the NOTIFY.
+  const ended = beginLocalAppend(db, access.jobId);
+  let stored: ProgressEvent[] | null = null;
+  try {
+    const r = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events);
+    stored = r.stored;
+    return { acceptedThrough: r.acceptedThrough };
+  } finally {
+    ended(stored);
+  }
 }
