@@ -13,6 +13,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { constants as zlibConstants, createGunzip } from "node:zlib";
 import { createParser } from "eventsource-parser";
 import { setMaxListeners } from "node:events";
 import { eq, inArray, sql } from "drizzle-orm";
@@ -717,8 +718,9 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
   let opened = false;
   for (let failures = 0; ; ) {
     const chunks: [Buffer, number][] = [];
-    // Decodes what arrived on this connection; answers whether it carried the stream's end.
-    const decode = () => {
+    let gzipped = false;
+    // Decodes what arrived on this connection (gunzipped chunk by chunk, when it came compressed); answers whether it carried the stream's end.
+    const decode = async () => {
       let ended = false;
       let at = 0;
       const text = new TextDecoder();
@@ -732,24 +734,51 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
           got(e, at);
         },
       });
-      for (const [chunk, t] of chunks) {
-        at = t;
-        parser.feed(text.decode(chunk, { stream: true }));
+      if (!gzipped) {
+        for (const [chunk, t] of chunks) {
+          at = t;
+          parser.feed(text.decode(chunk, { stream: true }));
+        }
+        return ended;
       }
+      const gunzip = createGunzip({ flush: zlibConstants.Z_SYNC_FLUSH });
+      const out: Buffer[] = [];
+      gunzip.on("data", (d: Buffer) => out.push(d));
+      gunzip.on("error", () => {}); // a connection cut mid-stream ends without the gzip trailer
+      for (const [chunk, t] of chunks) {
+        gunzip.write(chunk);
+        await new Promise<void>((resolve) => gunzip.flush(zlibConstants.Z_SYNC_FLUSH, () => resolve()));
+        at = t;
+        for (const d of out.splice(0)) parser.feed(text.decode(d, { stream: true }));
+      }
+      gunzip.destroy();
       return ended;
     };
     const ended = await new Promise<boolean>((resolve, reject) => {
       const req = http.get(
         new URL(`/api/v1${jobEventStreamPath(jobId)}`, base),
-        { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": String(last) }, signal },
+        // Gzip, as browsers and fetch ask: each batch is deflated once for every viewer.
+        { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "accept-encoding": "gzip", "last-event-id": String(last) }, signal },
         (res) => {
           if (res.statusCode !== 200) {
             res.resume();
             return reject(new Error(`event stream answered ${res.statusCode}`));
           }
+          gzipped = res.headers["content-encoding"] === "gzip";
+          // Compressed, the first event is seen by gunzipping the stream until it shows.
+          let opening = gzipped && !opened ? createGunzip({ flush: zlibConstants.Z_SYNC_FLUSH }) : null;
+          const open = () => {
+            opened = true;
+            first();
+            opening?.destroy();
+            opening = null;
+          };
+          opening?.on("data", (d: Buffer) => !opened && d.includes("data:") && open()).on("error", () => {});
           res.on("data", (chunk: Buffer) => {
             chunks.push([chunk, Date.now()]);
-            if (!opened && chunk.includes("data:")) (opened = true), first();
+            if (opened) return;
+            if (opening) opening.write(chunk);
+            else if (chunk.includes("data:")) open();
           });
           // The server closes the stream after its end event.
           res.on("end", () => resolve(decode()));
@@ -757,8 +786,8 @@ async function readStreamRaw(base: string, token: string, jobId: string, signal:
         },
       );
       req.on("error", reject);
-    }).catch((err: unknown) => {
-      const ended = decode();
+    }).catch(async (err: unknown) => {
+      const ended = await decode();
       if (signal.aborted || ended) return true;
       if (++failures > 10) throw err;
       return false;

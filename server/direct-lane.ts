@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { RUNNER_API } from "@/lib/runner-protocol";
 import { errorResponse } from "./error-map";
+import { acceptsGzip } from "./gzip-pieces";
 import { MAX_RUNNER_BODY_BYTES } from "./input-guard";
 import { jobEventStream, JOB_EVENT_STREAM_PATH } from "./public-api/event-stream";
 import { COMPRESS_FROM_BYTES } from "./runner-api/http";
@@ -111,7 +112,7 @@ async function write(req: IncomingMessage, res: ServerResponse, answer: Response
   let body = answer.body ? Buffer.from(await answer.arrayBuffer()) : null;
   if (body && body.length >= COMPRESS_FROM_BYTES && type.startsWith("application/json") && !/no-transform/.test(answer.headers.get("cache-control") ?? "")) {
     headers.vary = "Accept-Encoding";
-    if (/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
+    if (acceptsGzip(req.headers["accept-encoding"])) {
       body = await gzipped(body);
       headers["content-encoding"] = "gzip";
     }

@@ -7,15 +7,16 @@ import { orgAccess, signedIn } from "../trpc/init";
 import { streamJobEventBatches } from "../services/jobs/event-feed";
 import { metrics, observeDeliveries } from "../metrics";
 import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
+import { acceptsGzip, deflatePiece, GzipPieces } from "../gzip-pieces";
 import { streamingRoute } from "./http";
 import { API_BASE } from "./openapi";
 
 /** The stream's path (`$1` the job's id, encoded): lib/job-event-stream.ts's jobEventStreamPath under the REST API's base. */
 export const JOB_EVENT_STREAM_PATH = new RegExp(`^${API_BASE}/jobs/([^/]+)/events/stream$`);
 
-const OPEN = Buffer.from(JOB_STREAM_OPEN_FRAME);
-const HEARTBEAT = Buffer.from(JOB_STREAM_HEARTBEAT_FRAME);
-const END = Buffer.from(JOB_STREAM_END_FRAME);
+const OPEN = deflatePiece(Buffer.from(JOB_STREAM_OPEN_FRAME));
+const HEARTBEAT = deflatePiece(Buffer.from(JOB_STREAM_HEARTBEAT_FRAME));
+const END = deflatePiece(Buffer.from(JOB_STREAM_END_FRAME));
 
 /**
  * Server-sent events (lib/job-event-stream.ts): each progress event as `id: <seq>` + `data: <json>`,
@@ -23,7 +24,8 @@ const END = Buffer.from(JOB_STREAM_END_FRAME);
  * everything was sent, an `event: end` closes the stream; a client that loses the connection before
  * it reconnects with the last id. An API token, or the console's session cookie with `?org=`.
  * Pulled: the next events are taken only once the client has taken the last write, so a slow client's
- * events wait in the job's feed (bounded) and then in the database, not in this process.
+ * events wait in the job's feed (bounded) and then in the database, not in this process. Gzip-compressed
+ * when the client accepts it (browsers and fetch do), each batch deflated once for all its viewers.
  */
 export const jobEventStream = streamingRoute(
   async ({ rt, context, params, req, url }) => {
@@ -38,6 +40,7 @@ export const jobEventStream = streamingRoute(
     req.signal.addEventListener("abort", () => abort.abort());
     abort.signal.addEventListener("abort", () => finish());
     const batches = streamJobEventBatches(rt.handle, params.id, after, abort.signal);
+    const gzip = acceptsGzip(req.headers.get("accept-encoding")) ? new GzipPieces() : null;
     const openedAt = Date.now();
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     let counted = false;
@@ -48,11 +51,11 @@ export const jobEventStream = streamingRoute(
     };
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(OPEN);
+        controller.enqueue(gzip ? gzip.next(OPEN) : OPEN.raw);
         metrics().sseSubscribers.inc();
         counted = true;
         heartbeat = setInterval(() => {
-          if (!abort.signal.aborted) controller.enqueue(HEARTBEAT);
+          if (!abort.signal.aborted) controller.enqueue(gzip ? gzip.next(HEARTBEAT) : HEARTBEAT.raw);
         }, JOB_STREAM_HEARTBEAT_MS);
       },
       async pull(controller) {
@@ -60,11 +63,11 @@ export const jobEventStream = streamingRoute(
           const next = await batches.next();
           if (abort.signal.aborted) return;
           if (!next.done) {
-            controller.enqueue(next.value.bytes);
+            controller.enqueue(gzip ? gzip.next(next.value.piece) : next.value.bytes);
             observeDeliveries(next.value.emittedAt, openedAt, Date.now());
             return;
           }
-          controller.enqueue(END);
+          controller.enqueue(gzip ? Buffer.concat([gzip.next(END), gzip.end()]) : END.raw);
         } catch (err) {
           if (abort.signal.aborted) return;
           console.error("event stream:", err);
@@ -84,6 +87,8 @@ export const jobEventStream = streamingRoute(
         "cache-control": "no-cache, no-transform",
         "x-accel-buffering": "no",
         connection: "keep-alive",
+        vary: "Accept-Encoding",
+        ...(gzip ? { "content-encoding": "gzip" } : {}),
       },
     });
   },

@@ -5,8 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
@@ -227,6 +229,36 @@ describe("the typed client against the real server", () => {
     expect(streamed.map((m) => m.id)).toEqual(all.slice(2).map((e) => String(e.seq)));
     expect(messages.at(-1)!.event).toBe(JOB_STREAM_END_EVENT);
     expect((await fetch(url)).status).toBe(401);
+  });
+
+  it("streams gzip-compressed to a client that accepts it (as browsers and fetch do) and plain to one that does not, the same messages either way", async () => {
+    const token = await stack.tokenFor("viewer");
+    const read = (acceptEncoding?: string) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) =>
+        http
+          .get(`${stack.server.url}/api/v1${jobEventStreamPath(jobId)}`, { headers: { authorization: `Bearer ${token}`, ...(acceptEncoding ? { "accept-encoding": acceptEncoding } : {}) } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => resolve({ encoding: res.headers["content-encoding"], vary: res.headers.vary, body: Buffer.concat(chunks) }));
+            res.on("error", reject);
+          })
+          .on("error", reject),
+      );
+    const messages = async (body: Buffer) => {
+      const out = [];
+      for await (const m of readEventStream(new Response(new Uint8Array(body)).body!)) out.push(m);
+      return out;
+    };
+    const plain = await read();
+    const zipped = await read("gzip, deflate, br");
+    const refused = await read("gzip;q=0");
+    expect([plain.encoding, zipped.encoding, refused.encoding]).toEqual([undefined, "gzip", undefined]);
+    expect(zipped.vary).toMatch(/accept-encoding/i);
+    // The whole stream is one valid gzip member: gunzipSync checks its trailer's CRC-32 and length.
+    const unzipped = gunzipSync(zipped.body);
+    expect(await messages(unzipped)).toEqual(await messages(plain.body));
+    expect((await messages(plain.body)).at(-1)!.event).toBe(JOB_STREAM_END_EVENT);
+    expect(zipped.body.length).toBeLessThan(plain.body.length);
   });
 
   it("refuses a job's stream in the words a read of the job gets: another organization's member, an unknown job, no sign-in or a forged token", async () => {

@@ -12,6 +12,7 @@ import { eq } from "drizzle-orm";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs } from "@/db/schema";
 import { encodeEventFrames } from "@/lib/job-event-stream";
+import { deflatePiece, type DeflatedPiece } from "../../gzip-pieces";
 import type { ProgressEvent } from "@/lib/runner-protocol";
 import { metrics } from "../../metrics";
 import { JOB_EVENTS_CHANNEL, readEventsAfter, subscribeChannel } from "./events";
@@ -41,17 +42,25 @@ export interface JobFeedStats {
  */
 export class EventBatch {
   private encoded: Buffer | undefined;
+  private deflated: DeflatedPiece | undefined;
 
   constructor(
     readonly events: ProgressEvent[],
     encoded?: Buffer,
+    deflated?: DeflatedPiece,
   ) {
     this.encoded = encoded;
+    this.deflated = deflated;
   }
 
   /** The batch as server-sent-event messages (lib/job-event-stream.ts). */
   get bytes(): Buffer {
     return (this.encoded ??= Buffer.from(encodeEventFrames(this.events)));
+  }
+
+  /** The same, deflated once for every viewer whose stream is gzip-compressed (server/gzip-pieces.ts). */
+  get piece(): DeflatedPiece {
+    return (this.deflated ??= deflatePiece(this.bytes));
   }
 
   private emitted: number[] | undefined;
@@ -64,12 +73,15 @@ export class EventBatch {
     return this.events[this.events.length - 1].seq;
   }
 
-  /** One batch of several (in order), reusing their encoded bytes. */
+  /** One batch of several (in order), reusing their encoded bytes, and their deflated ones where made (pieces deflated on their own concatenate). */
   static join(batches: EventBatch[]): EventBatch {
     if (batches.length === 1) return batches[0];
+    const raw = Buffer.concat(batches.map((b) => b.bytes));
+    const deflated = batches.every((b) => b.deflated) ? { raw, deflated: Buffer.concat(batches.map((b) => b.deflated!.deflated)) } : undefined;
     return new EventBatch(
       batches.flatMap((b) => b.events),
-      Buffer.concat(batches.map((b) => b.bytes)),
+      raw,
+      deflated,
     );
   }
 }
