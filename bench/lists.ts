@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { eq, sql } from "drizzle-orm";
 import { rowsOf, type Database } from "../db/client";
 import { environments, infraComponents, organizations } from "../db/schema";
-import { countAwaitingApproval, encodeJobCursor, listJobStarters, listJobs } from "../server/services/jobs/queries";
+import { countAwaitingApproval, createdAtText, encodeJobCursor, listJobStarters, listJobs } from "../server/services/jobs/queries";
 import { seedTestOrg } from "../test/fixtures";
 import { machine, printPages, timePage, type PageFigure } from "./page-timing";
 import { benchDatabase, cleanup, ms, note } from "./throwaway";
@@ -135,13 +135,13 @@ async function main() {
   const quiet = comps[comps.length - 1];
   const people = rowsOf<{ who: string; n: string }>(await db.execute(sql`select created_by_label as who, count(*) as n from infra_jobs where org_id = ${orgId} group by 1 order by 2 desc`));
   const deepAt = rowsOf<{ at: string; id: string }>(
-    await db.execute(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id from infra_jobs where org_id = ${orgId} order by created_at desc, id desc offset ${PAGE * 1000 - 1} limit 1`),
+    await db.execute(sql`select ${createdAtText} as at, id from infra_jobs where org_id = ${orgId} order by created_at desc, id desc offset ${PAGE * 1000 - 1} limit 1`),
   )[0];
   const deep = encodeJobCursor(deepAt.at, deepAt.id);
   const [quietComp] = await db.select({ name: infraComponents.name }).from(infraComponents).where(eq(infraComponents.id, quiet.id));
   // Past the oldest import the list finds none, however far it reads; and the qa environment's one component.
   const oldestImport = rowsOf<{ at: string; id: string }>(
-    await db.execute(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id from infra_jobs where org_id = ${orgId} and operation = 'import' order by created_at, id limit 1`),
+    await db.execute(sql`select ${createdAtText} as at, id from infra_jobs where org_id = ${orgId} and operation = 'import' order by created_at, id limit 1`),
   )[0];
   const [{ n: inQa }] = rowsOf<{ n: string }>(
     await db.execute(sql`select count(*) as n from infra_jobs j join infra_components c on c.id = j.component_id join environments e on e.id = c.environment_id where j.org_id = ${orgId} and e.name = 'qa'`),

@@ -49,7 +49,7 @@ const summaryColumns = {
 };
 
 /** A job's creation time to the microsecond, as text: the cursor must carry what Postgres holds, not a JS Date's milliseconds. */
-const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const createdAtText = sql<string>`to_char(${infraJobs.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** Up to this many components, an environment filter names them to the planner (above: a subquery). */
 const ENVIRONMENT_AS_VALUES = 1000;
