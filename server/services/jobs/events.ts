@@ -27,7 +27,7 @@ export async function appendEvents(tx: Queryable, jobId: string, events: NewEven
 /**
  * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing. Returns the
  * highest runner seq stored for this attempt, and — when every event was new — the events as stored (for
- * this process's live feed: event-feed.ts `publishCommitted`). One statement, outside any transaction of the caller's:
+ * this process's live feed: event-feed.ts `beginLocalAppend`). One statement, outside any transaction of the caller's:
  * two uploads of the same batch at once meet at the unique (job, attempt, runner seq) index, and the
  * one that lost runs again, now seeing what the other stored.
  */
