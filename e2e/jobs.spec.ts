@@ -102,6 +102,8 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await openStep(page, "apply");
   await expect(logText(page, "apply")).toContainText("plantontest_gate.settle: Creating");
   await expect(page.getByTestId("job-status")).toHaveText("Running");
+  // The job page scrolls inside its own pane: nothing in it (the logs' screen-reader text) makes the whole page scroll into blank space below the shell.
+  expect(await page.evaluate(() => document.documentElement.scrollHeight - window.innerHeight)).toBeLessThanOrEqual(0);
   await screenshot(page, "job-running");
   gates.release("www");
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 60_000 });

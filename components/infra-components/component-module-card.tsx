@@ -61,7 +61,7 @@ export function ComponentModuleCard({ component: c }: { component: ComponentView
               <p className="mt-1 text-xs text-rose-700">Its preflight could not be read: {last.error.message}</p>
             ) : check?.resolvedTo ? (
               <>
-                <p className="mt-1 font-mono text-xs text-slate-700" data-testid="last-job-module">
+                <p className="mt-1 break-words font-mono text-xs text-slate-700" data-testid="last-job-module">
                   {check.resolvedTo}
                 </p>
                 {last.data?.moduleSha256 && (

@@ -22,7 +22,7 @@ export default async function OrgLayout({ children, params }: { children: ReactN
     <OrgProvider value={value}>
       <div className="flex h-full">
         <Sidebar />
-        <main className="min-w-0 flex-1 overflow-y-auto">
+        <main className="relative min-w-0 flex-1 overflow-y-auto">
           <div className="mx-auto max-w-6xl px-8 py-8">{children}</div>
         </main>
       </div>
