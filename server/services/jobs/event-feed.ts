@@ -192,11 +192,7 @@ class JobFeed {
     if (stored?.length) {
       const last = stored[stored.length - 1].seq;
       if (!this.started || this.reading || stored[0].seq !== this.cursor + 1 || stored.some(endsJob)) this.wake(last);
-      else {
-        this.cursor = last;
-        const shared = new EventBatch(stored);
-        for (const s of this.subscribers) s.offer(shared);
-      }
+      else this.handOut(stored);
     }
     if (this.localAppends === 0 && this.heldBack !== undefined) {
       const seq = this.heldBack;
@@ -220,6 +216,13 @@ class JobFeed {
     clearInterval(this.poll);
   }
 
+  /** Events that follow the cursor, in order: the feed moves past them and offers them, as one batch, to every subscriber. */
+  private handOut(events: ProgressEvent[]): void {
+    this.cursor = events[events.length - 1].seq;
+    const shared = new EventBatch(events);
+    for (const s of this.subscribers) s.offer(shared);
+  }
+
   private async read(): Promise<void> {
     if (this.reading) return;
     this.reading = true;
@@ -232,9 +235,7 @@ class JobFeed {
           const batch = await readEventsAfter(this.handle.db, this.jobId, this.cursor, READ_PAGE);
           if (!batch.length) break;
           if (batch.some(endsJob)) await this.checkEnd();
-          this.cursor = batch[batch.length - 1].seq;
-          const shared = new EventBatch(batch);
-          for (const s of this.subscribers) s.offer(shared);
+          this.handOut(batch);
           if (batch.length < READ_PAGE) break;
         }
       }
