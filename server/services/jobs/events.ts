@@ -21,7 +21,7 @@ export interface NewEvent {
 /** Appends server-made events (job_status, operation_status, …) inside the caller's transaction. */
 export async function appendEvents(tx: Queryable, jobId: string, events: NewEvent[]): Promise<number> {
   if (!events.length) return currentSeq(tx, jobId);
-  return (await append(tx, jobId, null, events.map((e) => ({ ...e, runnerSeq: null })))).lastSeq;
+  return (await append(tx, jobId, null, events.map((e) => ({ ...e, ts: validDate(e.ts).toISOString(), runnerSeq: null })))).lastSeq;
 }
 
 /**
@@ -55,15 +55,16 @@ export async function appendRunnerEvents(
  * One statement: locks the job row (so seqs never skip or repeat; `no key update`, so a state journal
  * batch holding the row's key-share lock does not hold events back), drops runner events this attempt
  * already stored, numbers the rest after the job's last seq, inserts them, moves the job's seq and
- * NOTIFYs (delivered after commit). The events travel as one JSON parameter, whatever their number.
+ * NOTIFYs (delivered after commit). The events travel as one JSON parameter, whatever their number; each
+ * caller has made every `ts` a valid ISO time (validDate) already.
  */
 async function append(
   db: Queryable,
   jobId: string,
   attemptId: string | null,
-  events: (NewEvent & { runnerSeq: number | null })[],
+  events: (NewEvent & { ts: string; runnerSeq: number | null })[],
 ): Promise<{ seqBefore: number; lastSeq: number; storedBefore: number; lastFresh: number }> {
-  const json = JSON.stringify(events.map((e, n) => ({ n, ts: validDate(e.ts).toISOString(), operation: e.operation, type: e.type, payload: e.payload, runner_seq: e.runnerSeq })));
+  const json = JSON.stringify(events.map((e, n) => ({ n, ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, runner_seq: e.runnerSeq })));
   const [row] = rowsOf<{ before: number | null; last: number | null; stored: number; fresh: number | null }>(
     await db.execute(sql`
       with job as (select id, event_seq from ${infraJobs} where id = ${jobId} for no key update),
