@@ -107,7 +107,12 @@ export const jobOperations = pgTable(
 export const progressEvents = pgTable(
   "progress_events",
   {
-    jobId: text("job_id").notNull().references(() => infraJobs.id, { onDelete: "cascade" }),
+    /**
+     * The job's id. Not a foreign key: the rules one kept (the job exists and is locked against deletion
+     * until the writer commits; deleting a job deletes its events; a job's id never changes) are kept by
+     * statement-level triggers (migration 0023), once per statement rather than once per event.
+     */
+    jobId: text("job_id").notNull(),
     seq: integer("seq").notNull(),
     ts: ts("ts").notNull(),
     operation: text("operation"),

@@ -317,6 +317,78 @@ describe("progress events", () => {
   });
 });
 
+describe("a progress event's job (kept by migration 0023's statement-level triggers, not a per-row foreign key)", () => {
+  const raw = (jobId: string, seq: number) => sql`insert into progress_events (job_id, seq, ts, type, payload) values (${jobId}, ${seq}, now(), 'log', '{"line":"raw"}'::jsonb)`;
+  const eventsOf = async (jobId: string) => rowsOf<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from progress_events where job_id = ${jobId}`))[0].n;
+  const codeOf = (err: unknown): string | undefined => {
+    for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (e.code) return e.code;
+    return undefined;
+  };
+
+  it("exists: an event of a job that does not exist is refused as a foreign-key violation and nothing is stored; deleting a job deletes its events; a job's id never changes", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const other = await createJob(t.db, org.actor(), { componentId: component.id });
+    const missing = newId("job");
+    // One statement with a real job's event and a missing job's: all of it refused.
+    const mixed = await t.db.execute(sql`insert into progress_events (job_id, seq, ts, type, payload) values (${job.id}, 1000, now(), 'log', '{}'::jsonb), (${missing}, 1, now(), 'log', '{}'::jsonb)`).catch((e: unknown) => e);
+    expect(codeOf(mixed)).toBe("23503");
+    expect(String((mixed as Error).cause ?? mixed)).toContain(missing);
+    expect(await eventsOf(missing)).toBe(0);
+    expect((await readEventsAfter(t.db, job.id, 0)).some((e) => e.seq === 1000)).toBe(false);
+    // Moving events to a missing job is refused too.
+    expect(codeOf(await t.db.execute(sql`update progress_events set job_id = ${missing} where job_id = ${job.id}`).catch((e: unknown) => e))).toBe("23503");
+    expect(codeOf(await t.db.update(infraJobs).set({ id: missing }).where(eq(infraJobs.id, job.id)).catch((e: unknown) => e))).toBe("23503");
+
+    const kept = await eventsOf(other.id);
+    expect(await eventsOf(job.id)).toBeGreaterThan(0);
+    await t.db.delete(infraJobs).where(eq(infraJobs.id, job.id));
+    expect(await eventsOf(job.id)).toBe(0);
+    expect(await eventsOf(other.id)).toBe(kept);
+  });
+
+  it.skipIf(testDriver === "pglite")("is locked against deletion until the writer commits: a deletion waits for the events' writer and then deletes them; a writer that waited for a deletion is refused", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    // A writer holds its uncommitted events; the deletion waits for it, then takes them with the job.
+    let commit!: () => void;
+    let wrote!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    const written = new Promise<void>((r) => (wrote = r));
+    const writer = t.db.transaction(async (tx) => {
+      await tx.execute(raw(job.id, 1000));
+      wrote();
+      await committing;
+    });
+    await written;
+    const deletion = t.db.delete(infraJobs).where(eq(infraJobs.id, job.id)).execute();
+    await lockWaiters(1, "delete from%infra_jobs%");
+    commit();
+    await writer;
+    await deletion;
+    expect(await eventsOf(job.id)).toBe(0);
+
+    // A deletion holds the job; a writer waits for it, then finds the job gone.
+    const second = await createJob(t.db, org.actor(), { componentId: component.id });
+    let deleted!: () => void;
+    let finish!: () => void;
+    const finishing = new Promise<void>((r) => (finish = r));
+    const gone = new Promise<void>((r) => (deleted = r));
+    const deleter = t.db.transaction(async (tx) => {
+      await tx.delete(infraJobs).where(eq(infraJobs.id, second.id));
+      deleted();
+      await finishing;
+    });
+    await gone;
+    const late = t.db.execute(raw(second.id, 1000)).catch((e: unknown) => e);
+    await lockWaiters(1, "insert into progress_events%");
+    finish();
+    await deleter;
+    expect(codeOf(await late)).toBe("23503");
+    expect(await eventsOf(second.id)).toBe(0);
+  });
+});
+
 describe("variables referenced by a spec", () => {
   it("replace their $var/NAME in the job's input where their scope allows the environment, and fail preflight naming them where it does not", async () => {
     const { org } = await orgWithComponent(t.db, { components: 0 });
