@@ -467,11 +467,18 @@ async function planInstance(
 
 /** Non-deletes in dependency order, then deletes in reverse dependency order; names break ties. */
 function orderChanges(pending: Pending[]): Pending[] {
-  const base = configAddressOf;
   const rank = (list: Pending[], reverse: boolean): Pending[] => {
     const g = new Graph();
-    for (const p of list) g.add(p.address);
-    for (const p of list) for (const q of list) if (p !== q && p.dependsOn.includes(base(q.address))) g.connect(p.address, q.address);
+    // Each change's configuration address once, and the changes under each: an edge per dependency, not a look at every pair.
+    const under = new Map<string, string[]>();
+    for (const p of list) {
+      g.add(p.address);
+      const base = configAddressOf(p.address);
+      const same = under.get(base);
+      if (same) same.push(p.address);
+      else under.set(base, [p.address]);
+    }
+    for (const p of list) for (const d of new Set(p.dependsOn)) for (const q of under.get(d) ?? []) if (q !== p.address) g.connect(p.address, q);
     const order = g.topologicalOrder();
     const byAddr = new Map(list.map((p) => [p.address, p]));
     return (reverse ? order.reverse() : order).map((a) => byAddr.get(a)!);
