@@ -329,7 +329,7 @@ describe("a progress event's job (kept by migration 0023's statement-level trigg
     const { org, component } = await orgWithComponent(t.db);
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     const other = await createJob(t.db, org.actor(), { componentId: component.id });
-    const missing = newId("job");
+    const missing = newId("infraJob");
     // One statement with a real job's event and a missing job's: all of it refused.
     const mixed = await t.db.execute(sql`insert into progress_events (job_id, seq, ts, type, payload) values (${job.id}, 1000, now(), 'log', '{}'::jsonb), (${missing}, 1, now(), 'log', '{}'::jsonb)`).catch((e: unknown) => e);
     expect(codeOf(mixed)).toBe("23503");
