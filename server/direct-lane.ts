@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { RUNNER_API } from "@/lib/runner-protocol";
 import { errorResponse } from "./error-map";
+import { heldBody, holdBody } from "./held-bodies";
 import { acceptsGzip } from "./gzip-pieces";
 import { MAX_RUNNER_BODY_BYTES } from "./input-guard";
 import { jobEventStream, JOB_EVENT_STREAM_PATH } from "./public-api/event-stream";
@@ -65,8 +66,9 @@ function requestOf(req: IncomingMessage, body: Buffer | null, signal: AbortSigna
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  // The handlers read the address's path and query only.
-  return new Request(new URL(req.url ?? "/", "http://console.invalid"), { method: req.method, headers, body: body as Uint8Array<ArrayBuffer> | null, signal });
+  // The handlers read the address's path and query only, and the body through input-guard, which takes it as held.
+  const request = new Request(new URL(req.url ?? "/", "http://console.invalid"), { method: req.method, headers, signal });
+  return body ? holdBody(request, body) : request;
 }
 
 /** Resolves once the response can take more (or the client has gone). */
@@ -109,7 +111,8 @@ async function write(req: IncomingMessage, res: ServerResponse, answer: Response
     res.writeHead(answer.status, headers);
     return pipeStream(res, answer.body, gone);
   }
-  let body = answer.body ? Buffer.from(await answer.arrayBuffer()) : null;
+  const given = heldBody(answer);
+  let body = given !== undefined ? Buffer.from(given) : answer.body ? Buffer.from(await answer.arrayBuffer()) : null;
   if (body && body.length >= COMPRESS_FROM_BYTES && type.startsWith("application/json") && !/no-transform/.test(answer.headers.get("cache-control") ?? "")) {
     headers.vary = "Accept-Encoding";
     if (acceptsGzip(req.headers["accept-encoding"])) {

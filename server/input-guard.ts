@@ -5,6 +5,7 @@
 import { TRPC_MAX_BODY_BYTES } from "@/lib/trpc/limits";
 import { unstorableMessage, unstorableText } from "@/lib/secrets";
 import { PlantonError } from "./errors";
+import { heldBody } from "./held-bodies";
 
 /** Deeper than any spec, plan or event payload the product reads. */
 export const MAX_INPUT_DEPTH = 64;
@@ -73,6 +74,11 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Buffer
 export async function boundedBody(req: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > limit) return null;
+  const got = heldBody(req);
+  if (got !== undefined) {
+    const bytes = typeof got === "string" ? Buffer.from(got) : got;
+    return bytes.byteLength > limit ? null : new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
+  }
   if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -2,6 +2,7 @@
 // Refusals come back as JSON `{error: {message, code}}` with the matching status.
 import type { z } from "zod";
 import { errorResponse } from "../error-map";
+import { holdBody } from "../held-bodies";
 import { assertSafeInput, MAX_RUNNER_BODY_BYTES, parseJsonBody, readBodyBytes, readBodyText } from "../input-guard";
 import { getRuntime, type Runtime } from "../runtime";
 import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
@@ -19,7 +20,7 @@ export const COMPRESS_FROM_BYTES = 1024;
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => {
   const text = JSON.stringify(body);
   const small = Buffer.byteLength(text) < COMPRESS_FROM_BYTES;
-  return new Response(text, { status, headers: { "content-type": "application/json", "cache-control": small ? "no-store, no-transform" : "no-store", ...headers } });
+  return holdBody(new Response(text, { status, headers: { "content-type": "application/json", "cache-control": small ? "no-store, no-transform" : "no-store", ...headers } }), text);
 };
 
 /** The JSON body, within its bound and free of NUL bytes and lone surrogates. */
