@@ -2,7 +2,7 @@
 // job, organization and runner attempt, valid one hour at most, and bound to the runner token it was
 // issued under by a fingerprint of that token's hash (so rotating the token retires the credential).
 import { createHmac } from "node:crypto";
-import { SignJWT, jwtVerify } from "jose";
+import { SignJWT, jwtVerify, type JWTPayload } from "jose";
 import { newId } from "@/lib/ids";
 import { serverKey } from "../../crypto";
 import { PlantonError } from "../../errors";
@@ -34,8 +34,51 @@ function signingKey(): Promise<CryptoKey> {
   return signing.key;
 }
 
+/**
+ * What this process learnt under one server key, kept until the key changes: each runner token hash's
+ * fingerprint, and the credentials whose signature verified, by their text. A runner sends the same
+ * credential with every call (each event upload, heartbeat and state call), and each call checked the
+ * fingerprint of its runner's token hash; the HMAC and the Web Crypto verification took about 4 % of a
+ * console's CPU while jobs ran (bench/jobs.ts, a CPU profile). The same text verifies the same way under the
+ * same key; a credential's expiry is still checked at every use.
+ */
+let learnt: { from: Buffer; fingerprints: Map<string, string>; verified: Map<string, JWTPayload> } | undefined;
+/** Verified credentials kept at most (the oldest go first); a running job's credential is used every few seconds. */
+const VERIFIED_KEPT = 10_000;
+
+function learntUnder(): NonNullable<typeof learnt> {
+  const from = serverKey();
+  if (learnt?.from !== from) learnt = { from, fingerprints: new Map(), verified: new Map() };
+  return learnt;
+}
+
 /** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. */
-export const runnerTokenFingerprint = (tokenHash: string) => createHmac("sha256", serverKey()).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+export function runnerTokenFingerprint(tokenHash: string): string {
+  const { from, fingerprints } = learntUnder();
+  let fingerprint = fingerprints.get(tokenHash);
+  if (fingerprint === undefined) {
+    fingerprint = createHmac("sha256", from).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+    if (fingerprints.size >= VERIFIED_KEPT) fingerprints.clear();
+    fingerprints.set(tokenHash, fingerprint);
+  }
+  return fingerprint;
+}
+
+/** The credential's claims: verified once, then taken as verified while they have not expired. */
+async function verifiedPayload(jwt: string): Promise<JWTPayload> {
+  const under = learntUnder();
+  const known = under.verified.get(jwt);
+  // jose's rule: expired once `exp` is not after now (no clock tolerance). Expired, it is verified again, which refuses it.
+  if (known?.exp !== undefined && known.exp > Math.floor(Date.now() / 1000)) return known;
+  if (known) under.verified.delete(jwt);
+  const { payload } = await jwtVerify(jwt, await signingKey(), { algorithms: ["HS256"] });
+  // Kept only while the key it was verified with is still the key.
+  if (learntUnder() === under) {
+    if (under.verified.size >= VERIFIED_KEPT) under.verified.delete(under.verified.keys().next().value!);
+    under.verified.set(jwt, payload);
+  }
+  return payload;
+}
 
 export async function issueJobCredential(c: { jobId: string; orgId: string; attemptId: string; runnerTokenHash: string; credentialId?: string }, ttlSeconds = CREDENTIAL_TTL_SECONDS) {
   const credentialId = c.credentialId ?? newId("jobCredential");
@@ -57,7 +100,7 @@ export async function verifyJobCredential(token: string | null | undefined, jobI
   }
   let payload;
   try {
-    ({ payload } = await jwtVerify(token.slice(CREDENTIAL_PREFIX.length), await signingKey(), { algorithms: ["HS256"] }));
+    payload = await verifiedPayload(token.slice(CREDENTIAL_PREFIX.length));
   } catch (e) {
     const expired = (e as { code?: string }).code === "ERR_JWT_EXPIRED";
     throw new PlantonError(

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
@@ -104,6 +104,27 @@ describe("job credentials", () => {
     const expired = await issueJobCredential({ jobId: c!.job.id, orgId: org.orgId, attemptId: c!.attemptId, runnerTokenHash: runner.tokenHash }, -10);
     await expect(verifyJobCredential(expired.token, c!.job.id)).rejects.toThrow(/expired/);
     await expect(verifyJobCredential("jcr_forged.token.x", c!.job.id)).rejects.toThrow(/not valid/);
+  });
+
+  it("once verified, are taken as verified only by their exact text and only until they expire", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const runner = await testRunner(t.db, org);
+    const job = await createJob(t.db, org.actor(), { componentId: component.id });
+    const short = await issueJobCredential({ jobId: job.id, orgId: org.orgId, attemptId: "run_x", runnerTokenHash: runner.tokenHash }, 2);
+    expect((await verifyJobCredential(short.token, job.id)).attemptId).toBe("run_x");
+    // The same claims under another signature: not the verified text, so verified (and refused).
+    const [head, body, sig] = short.token.split(".");
+    const other = `${head}.${body}.${sig.slice(0, -2)}${sig.endsWith("AA") ? "BA" : "AA"}`;
+    await expect(verifyJobCredential(other, job.id)).rejects.toThrow(/not valid/);
+    // Verified before, it is still refused once its time is up.
+    vi.useFakeTimers({ now: Date.now() + 3_000, toFake: ["Date"] });
+    try {
+      await expect(verifyJobCredential(short.token, job.id)).rejects.toThrow(/expired/);
+    } finally {
+      vi.useRealTimers();
+    }
+    // And for another job, verified or not.
+    await expect(verifyJobCredential(short.token, "job_other")).rejects.toThrow(/not job_other|is for job/);
   });
 });
 
