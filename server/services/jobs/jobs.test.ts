@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, count, eq, sql } from "drizzle-orm";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
-import { rowsOf } from "@/db/client";
+import { rowsOf, type Tx } from "@/db/client";
 import { seedTestOrg } from "../../../test/fixtures";
 import { approvals, connections, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -220,6 +220,21 @@ async function lockWaiters(n: number, query = "%"): Promise<void> {
   }
 }
 
+/** A transaction that does `work`, then stays open with its locks until `commit()`; resolves once `work` is done: a race test's other side. */
+async function heldOpen(work: (tx: Tx) => Promise<unknown>) {
+  let commit!: () => void;
+  let ready!: () => void;
+  const committing = new Promise<void>((r) => (commit = r));
+  const worked = new Promise<void>((r) => (ready = r));
+  const done = t.db.transaction(async (tx) => {
+    await work(tx);
+    ready();
+    await committing;
+  });
+  await worked;
+  return { commit, done };
+}
+
 describe("progress events", () => {
   it("are gap-free per job, and a retried runner batch is stored once", async () => {
     const { org, component } = await orgWithComponent(t.db);
@@ -247,20 +262,11 @@ describe("progress events", () => {
     const ev = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `retry ${seq}` } });
     const before = await readEventsAfter(t.db, job.id, 0);
     // Hold the job's row lock until both uploads wait on it: each then began before the other stored anything.
-    let release!: () => void;
-    let locked!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    const held = new Promise<void>((r) => (locked = r));
-    const holder = t.db.transaction(async (tx) => {
-      await tx.select({ id: infraJobs.id }).from(infraJobs).where(eq(infraJobs.id, job.id)).for("update");
-      locked();
-      await released;
-    });
-    await held;
+    const holder = await heldOpen((tx) => tx.select({ id: infraJobs.id }).from(infraJobs).where(eq(infraJobs.id, job.id)).for("update"));
     const uploads = [appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3)]), appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3), ev(4)])];
     await lockWaiters(2, "%jsonb_to_recordset%");
-    release();
-    await holder;
+    holder.commit();
+    await holder.done;
     const results = await Promise.all(uploads);
     // Whichever stored first, each is told everything it sent is kept.
     expect(results[0].acceptedThrough).toBeGreaterThanOrEqual(3);
@@ -275,17 +281,8 @@ describe("progress events", () => {
     const job = await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" });
     const c = (await claim(t.db, runner))!;
     await runStep(t.db, c, "init");
-    let release!: () => void;
-    let locked!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    const held = new Promise<void>((r) => (locked = r));
     // What a state journal batch or a state call holds for its round trips.
-    const stateCall = t.db.transaction(async (tx) => {
-      await lockLiveJob(tx, c.access, "key share");
-      locked();
-      await released;
-    });
-    await held;
+    const stateCall = await heldOpen((tx) => lockLiveJob(tx, c.access, "key share"));
     const ev = { seq: 1, ts: new Date().toISOString(), operation: "refresh" as const, type: "log" as const, payload: { line: "while a state call runs" } };
     expect((await appendRunnerEvents(t.db, job.id, c.access.attemptId, [ev])).acceptedThrough).toBe(1);
     // Cancelling ends the job: it waits for the state call (which may be writing state for it).
@@ -293,8 +290,8 @@ describe("progress events", () => {
     const cancel = cancelJob(t.db, org.actor(), { jobId: job.id }).then((r) => ((cancelled = true), r));
     await lockWaiters(1);
     expect(cancelled).toBe(false);
-    release();
-    await stateCall;
+    stateCall.commit();
+    await stateCall.done;
     expect(await cancel).toMatchObject({ status: "running" });
     expect(cancelled).toBe(true);
   });
@@ -351,39 +348,21 @@ describe("a progress event's job (kept by migration 0023's statement-level trigg
     const { org, component } = await orgWithComponent(t.db);
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     // A writer holds its uncommitted events; the deletion waits for it, then takes them with the job.
-    let commit!: () => void;
-    let wrote!: () => void;
-    const committing = new Promise<void>((r) => (commit = r));
-    const written = new Promise<void>((r) => (wrote = r));
-    const writer = t.db.transaction(async (tx) => {
-      await tx.execute(raw(job.id, 1000));
-      wrote();
-      await committing;
-    });
-    await written;
+    const writer = await heldOpen((tx) => tx.execute(raw(job.id, 1000)));
     const deletion = t.db.delete(infraJobs).where(eq(infraJobs.id, job.id)).execute();
     await lockWaiters(1, "delete from%infra_jobs%");
-    commit();
-    await writer;
+    writer.commit();
+    await writer.done;
     await deletion;
     expect(await eventsOf(job.id)).toBe(0);
 
     // A deletion holds the job; a writer waits for it, then finds the job gone.
     const second = await createJob(t.db, org.actor(), { componentId: component.id });
-    let deleted!: () => void;
-    let finish!: () => void;
-    const finishing = new Promise<void>((r) => (finish = r));
-    const gone = new Promise<void>((r) => (deleted = r));
-    const deleter = t.db.transaction(async (tx) => {
-      await tx.delete(infraJobs).where(eq(infraJobs.id, second.id));
-      deleted();
-      await finishing;
-    });
-    await gone;
+    const deleter = await heldOpen((tx) => tx.delete(infraJobs).where(eq(infraJobs.id, second.id)));
     const late = t.db.execute(raw(second.id, 1000)).catch((e: unknown) => e);
     await lockWaiters(1, "insert into progress_events%");
-    finish();
-    await deleter;
+    deleter.commit();
+    await deleter.done;
     expect(codeOf(await late)).toBe("23503");
     expect(await eventsOf(second.id)).toBe(0);
   });
