@@ -7,7 +7,7 @@ import { orgAccess, signedIn } from "../trpc/init";
 import { streamJobEventBatches } from "../services/jobs/event-feed";
 import { metrics, observeDeliveries } from "../metrics";
 import { JOB_STREAM_END_FRAME, JOB_STREAM_HEARTBEAT_FRAME, JOB_STREAM_HEARTBEAT_MS, JOB_STREAM_OPEN_FRAME } from "@/lib/job-event-stream";
-import { acceptsGzip, deflatePiece, GzipPieces } from "../gzip-pieces";
+import { acceptsGzip, deflatePiece, GzipPieces, type DeflatedPiece } from "../gzip-pieces";
 import { streamingRoute } from "./http";
 import { API_BASE } from "./openapi";
 
@@ -41,6 +41,8 @@ export const jobEventStream = streamingRoute(
     abort.signal.addEventListener("abort", () => finish());
     const batches = streamJobEventBatches(rt.handle, params.id, after, abort.signal);
     const gzip = acceptsGzip(req.headers.get("accept-encoding")) ? new GzipPieces() : null;
+    /** A piece as this viewer's stream carries it: deflated (shared) when gzip'd, raw otherwise. */
+    const frame = (piece: DeflatedPiece) => (gzip ? gzip.next(piece) : piece.raw);
     const openedAt = Date.now();
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     let counted = false;
@@ -51,11 +53,11 @@ export const jobEventStream = streamingRoute(
     };
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(gzip ? gzip.next(OPEN) : OPEN.raw);
+        controller.enqueue(frame(OPEN));
         metrics().sseSubscribers.inc();
         counted = true;
         heartbeat = setInterval(() => {
-          if (!abort.signal.aborted) controller.enqueue(gzip ? gzip.next(HEARTBEAT) : HEARTBEAT.raw);
+          if (!abort.signal.aborted) controller.enqueue(frame(HEARTBEAT));
         }, JOB_STREAM_HEARTBEAT_MS);
       },
       async pull(controller) {
@@ -67,7 +69,7 @@ export const jobEventStream = streamingRoute(
             observeDeliveries(next.value.emittedAt, openedAt, Date.now());
             return;
           }
-          controller.enqueue(gzip ? Buffer.concat([gzip.next(END), gzip.end()]) : END.raw);
+          controller.enqueue(gzip ? Buffer.concat([frame(END), gzip.end()]) : frame(END));
         } catch (err) {
           if (abort.signal.aborted) return;
           console.error("event stream:", err);
