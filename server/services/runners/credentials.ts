@@ -43,8 +43,8 @@ function signingKey(): Promise<CryptoKey> {
  * same key; a credential's expiry is still checked at every use.
  */
 let learnt: { from: Buffer; fingerprints: Map<string, string>; verified: Map<string, JWTPayload> } | undefined;
-/** Verified credentials kept at most (the oldest go first); a running job's credential is used every few seconds. */
-const VERIFIED_KEPT = 10_000;
+/** Entries kept at most in each map (the oldest credentials go first; the fingerprints all at once): a running job's credential is used every few seconds. */
+const KEPT = 10_000;
 
 function learntUnder(): NonNullable<typeof learnt> {
   const from = serverKey();
@@ -58,7 +58,7 @@ export function runnerTokenFingerprint(tokenHash: string): string {
   let fingerprint = fingerprints.get(tokenHash);
   if (fingerprint === undefined) {
     fingerprint = createHmac("sha256", from).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
-    if (fingerprints.size >= VERIFIED_KEPT) fingerprints.clear();
+    if (fingerprints.size >= KEPT) fingerprints.clear();
     fingerprints.set(tokenHash, fingerprint);
   }
   return fingerprint;
@@ -74,7 +74,7 @@ async function verifiedPayload(jwt: string): Promise<JWTPayload> {
   const { payload } = await jwtVerify(jwt, await signingKey(), { algorithms: ["HS256"] });
   // Kept only while the key it was verified with is still the key.
   if (learntUnder() === under) {
-    if (under.verified.size >= VERIFIED_KEPT) under.verified.delete(under.verified.keys().next().value!);
+    if (under.verified.size >= KEPT) under.verified.delete(under.verified.keys().next().value!);
     under.verified.set(jwt, payload);
   }
   return payload;
