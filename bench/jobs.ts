@@ -31,6 +31,7 @@ import { decodeEventMessage, JOB_STREAM_END_EVENT, jobEventStreamPath } from "..
 import type { ProgressEvent } from "../lib/runner-protocol";
 import { ensureBuilt, startConsoleServer, type ConsoleServer } from "../test/console-server";
 import { stateWriteRows } from "./state-writes";
+import { HOSTED_RUNNER_NICE } from "../server/config";
 import { seedTestOrg, type TestOrg } from "../test/fixtures";
 import { startCluster, type Cluster } from "../test/postgres-cluster";
 
@@ -56,6 +57,7 @@ const HELP = `Usage: npx tsx bench/jobs.ts [options]
                         with the server for the same cores)
   --paced N             the event-latency runs follow two jobs: a paced one of N time_sleep resources (40–130 ms
                         each, ten at a time, as provider calls take; default 120, 0 skips) and the module's update
+  --runner-nice N       the runners' CPU priority (nice 0–19); default ${HOSTED_RUNNER_NICE}, as the console's hosted runners run
   --cpu-prof DIR        the consoles and runners write V8 CPU profiles (.cpuprofile) into DIR when they stop
   --help
 `;
@@ -78,6 +80,7 @@ function parameters() {
       viewer: { type: "string", default: "raw" },
       paced: { type: "string" },
       "cpu-prof": { type: "string" },
+      "runner-nice": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -104,6 +107,7 @@ function parameters() {
     split: int("split", values.split, 100, 0),
     viewer: values.viewer === "client" || values.viewer === "raw" ? values.viewer : badViewer(values.viewer),
     paced: int("paced", values.paced, q ? 30 : 120, 0),
+    runnerNice: int("runner-nice", values["runner-nice"], HOSTED_RUNNER_NICE, 0),
     cpuProf: values["cpu-prof"],
   };
 }
@@ -271,7 +275,7 @@ async function main() {
   console.log(`machine: ${os.cpus().length} cores, ${cpuModel}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}; node ${process.version}`);
   console.log(
     `parameters: ${p.quick ? "--quick; " : ""}module ${p.resources} × (random_id → terraform_data → local_file) + 1 = ${3 * p.resources + 1} resources; ` +
-      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}; viewers read the stream ${p.viewer === "raw" ? "raw (chunks kept with their arrival time, decoded after the stream ends)" : "through lib/client (the CLI's follow)"}`,
+      `${p.jobs} update jobs per throughput run; runners ${p.runners.join(",")} × capacity ${p.capacity} at nice ${p.runnerNice}${p.runnerNice === HOSTED_RUNNER_NICE ? " (as hosted runners run)" : ""}; claim samples ${p.claimSamples}; subscribers ${p.subscribers.join(",")}; split across 2 consoles ${p.split}; viewers read the stream ${p.viewer === "raw" ? "raw (chunks kept with their arrival time, decoded after the stream ends)" : "through lib/client (the CLI's follow)"}`,
   );
 
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) note("no build of the console yet: running next build (not timed)…");
@@ -502,7 +506,7 @@ async function startRunner(ctx: Ctx, name: string): Promise<Runner> {
   const child = spawn(
     process.execPath,
     // From its bundle (scripts/runner.mjs), as `planton runner` and the test harness start it, not through tsx.
-    [...cpuProfArgs(ctx.p), "scripts/runner.mjs", "--url", ctx.server.url, "--capacity", String(ctx.p.capacity), "--work-dir", path.join(ctx.tmp, "work", name), "--grace-seconds", "5"],
+    [...cpuProfArgs(ctx.p), "scripts/runner.mjs", "--url", ctx.server.url, "--capacity", String(ctx.p.capacity), "--nice", String(ctx.p.runnerNice), "--work-dir", path.join(ctx.tmp, "work", name), "--grace-seconds", "5"],
     {
       cwd: root,
       env: { ...process.env, PLANTON_RUNNER_TOKEN: token, PLANTON_RUNNER_NAME: name, PLANTON_RUNNER_PARENT_PID: String(process.pid) },

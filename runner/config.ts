@@ -7,6 +7,11 @@ export const RUNNER_ENV = {
   PLANTON_RUNNER_TOKEN: envVar(text(), "rnr_…", "the runner's token rnr_… (or --token); an admin creates one in Settings → Runners"),
   PLANTON_RUNNER_NAME: envVar(text(), "build-host-1", "the name the runner shows in its logs (or --name; default: the host name)"),
   PLANTON_RUNNER_HEARTBEAT_MS: envVar(wholeNumber(100, 600_000, 5_000), "5000", "how often, in milliseconds, a runner renews its hold on a running job"),
+  PLANTON_RUNNER_NICE: envVar(
+    wholeNumber(0, 19, 0),
+    "10",
+    "the CPU priority the runner and its engines run at, as a nice value from 0 to 19 (or --nice): higher yields the CPU to other work on the machine; the console's hosted runners get PLANTON_HOSTED_RUNNER_NICE",
+  ),
   PLANTON_RUNNER_PARENT_PID: envVar(wholeNumber(1, 2 ** 31), "12345", "set by the console for its hosted runners: the runner stops when that process is gone"),
   PLANTON_RUNNER_LOCAL_BASE: envVar(
     absoluteFolder(),

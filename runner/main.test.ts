@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { chmod, writeFile } from "node:fs/promises";
+import { chmod, readdir, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
@@ -76,5 +77,32 @@ describe("runner process", () => {
     expect(await runner.exited).toBe(1);
     expect(runner.stderr()).toContain("refused the runner token (401): this runner token is not known (it may have been rotated, or the runner removed).");
     expect(runner.stderr()).not.toContain("runner started");
+  });
+
+  it("runs, and starts its engines, at the CPU priority --nice asks for: every thread of the process", async () => {
+    const { token } = await c.newRunner("nice-runner");
+    const runner = spawnRunner(["--nice", "7", "--work-dir", await tempDir(), "--name", "nice-runner"], { PLANTON_RUNNER_TOKEN: token });
+    try {
+      await vi.waitFor(() => expect(runner.stderr()).toContain('"msg":"runner started"'), { timeout: 30_000 });
+      const started = runner.stderr().split("\n").find((l) => l.includes('"msg":"runner started"'))!;
+      expect(JSON.parse(started)).toMatchObject({ nice: 7 });
+      const pid = runner.child.pid!;
+      const threads = (await readdir(`/proc/${pid}/task`)).map(Number);
+      expect(threads.length).toBeGreaterThan(1);
+      expect(threads.map((tid) => os.getPriority(tid))).toEqual(threads.map(() => 7));
+    } finally {
+      runner.child.kill("SIGTERM");
+      await runner.exited;
+    }
+  });
+
+  it("refuses a --nice outside 0–19 with the range, and starts nothing", async () => {
+    const runner = spawnRunner(["--nice", "20", "--token", "rnr_unused"]);
+    // Commander's refusal of an option's value (exit 1), as for --capacity.
+    expect(await runner.exited).toBe(1);
+    expect(runner.stderr()).toContain("must be a whole number from 0 to 19");
+    const env = spawnRunner(["--token", "rnr_unused"], { PLANTON_RUNNER_NICE: "-5" });
+    expect(await env.exited).toBe(2);
+    expect(env.stderr()).toContain("PLANTON_RUNNER_NICE");
   });
 });

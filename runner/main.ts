@@ -9,6 +9,7 @@ import { runnerConfig, type RunnerConfig } from "./config";
 import { HttpError, RunnerClient } from "./client";
 import { createLogger, type Logger } from "./log";
 import { privateFolder } from "./private-files";
+import { lowerPriority, MOST_NICE } from "./priority";
 import { startTracing, stopTracing } from "../lib/telemetry";
 
 export const RUNNER_VERSION = "0.1.0";
@@ -25,6 +26,8 @@ export interface RunnerOptions {
   waitSeconds?: number;
   /** The environment its engines run in (PATH decides which it has); this process's by default. */
   env?: NodeJS.ProcessEnv;
+  /** Lowers the process's CPU priority to this nice value (runner/priority.ts); 0 leaves it as started. */
+  nice?: number;
 }
 
 export interface RunningRunner {
@@ -68,6 +71,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   } catch (err) {
     throw new RunnerStartError(`No runner was started: ${(err as Error).message}`);
   }
+  const nice = opts.nice ? lowerPriority(opts.nice) : os.getPriority(0);
   const env = opts.env ?? process.env;
   // Jobs are traced when OTEL_EXPORTER_OTLP_ENDPOINT is set (a hosted runner inherits the console's OTEL_* settings).
   if (await startTracing("planton-runner", env)) log.info("tracing jobs over OTLP", { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT });
@@ -83,7 +87,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     engines,
     ...(opts.env ? { job: { env: opts.env } } : {}),
   });
-  log.info("runner started", { url: opts.url, as: registered.name, capacity: opts.capacity ?? 2, workRoot, version: RUNNER_VERSION, engines });
+  log.info("runner started", { url: opts.url, as: registered.name, capacity: opts.capacity ?? 2, workRoot, nice, version: RUNNER_VERSION, engines });
   const done = loop.start();
   let stopping: Promise<void> | undefined;
   return {
@@ -91,6 +95,13 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     done,
     stop: () => (stopping ??= loop.stop(opts.graceMs ?? 30_000).then(() => stopTracing()).then(() => log.info("runner stopped"))),
   };
+}
+
+/** A nice value for --nice: 0 (as started) to 19 (yields the CPU to everything else). */
+export function niceValue(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > MOST_NICE) throw new InvalidArgumentError(`must be a whole number from 0 to ${MOST_NICE}`);
+  return n;
 }
 
 function positiveInt(v: string): number {
@@ -116,12 +127,13 @@ export async function main(argv = process.argv): Promise<void> {
     .option("--work-dir <dir>", "folder for job workspaces", os.tmpdir())
     .option("--name <name>", "name shown in logs (env PLANTON_RUNNER_NAME)", env.PLANTON_RUNNER_NAME ?? os.hostname())
     .option("--grace-seconds <n>", "how long in-flight steps may finish after SIGTERM", positiveIntOrZero, 30)
+    .option("--nice <n>", "CPU priority of the runner and its engines, 0–19: higher yields the CPU to the rest of the machine (env PLANTON_RUNNER_NICE)", niceValue, env.PLANTON_RUNNER_NICE)
     .parse(argv);
-  const o = program.opts<{ url?: string; token?: string; capacity: number; workDir: string; name: string; graceSeconds: number }>();
+  const o = program.opts<{ url?: string; token?: string; capacity: number; workDir: string; name: string; graceSeconds: number; nice: number }>();
   const log = createLogger();
   let runner: RunningRunner;
   try {
-    runner = await startRunner({ url: o.url ?? "", token: o.token ?? "", capacity: o.capacity, workDir: o.workDir, name: o.name, graceMs: o.graceSeconds * 1000, log });
+    runner = await startRunner({ url: o.url ?? "", token: o.token ?? "", capacity: o.capacity, workDir: o.workDir, name: o.name, graceMs: o.graceSeconds * 1000, nice: o.nice, log });
   } catch (err) {
     log.error((err as Error).message);
     // A missing option is a usage error (2); a refused token or an unreachable server is 1.

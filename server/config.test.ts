@@ -28,6 +28,7 @@ describe("the server's configuration", () => {
       PLANTON_ADMIN_PASSWORD: undefined,
       PLANTON_HOSTED_RUNNERS: 1,
       PLANTON_HOSTED_RUNNER_CAPACITY: 2,
+      PLANTON_HOSTED_RUNNER_NICE: 10,
       PLANTON_LOCAL_ROOTS: [],
       PLANTON_MODULE_LOCAL_ROOTS: [],
       PLANTON_LEASE_SECONDS: 30,

@@ -38,6 +38,9 @@ const originList = z
     return origins;
   });
 
+/** The nice value hosted runners run at unless PLANTON_HOSTED_RUNNER_NICE says otherwise (runner/priority.ts). */
+export const HOSTED_RUNNER_NICE = 10;
+
 export const SERVER_ENV = {
   PLANTON_DATA_DIR: envVar(
     text(".data").transform((p) => path.resolve(/*turbopackIgnore: true*/ p)),
@@ -89,6 +92,11 @@ export const SERVER_ENV = {
   ),
   PLANTON_HOSTED_RUNNERS: envVar(wholeNumber(0, 64, 1), "2", "how many hosted runner processes the console starts (`0` for none)"),
   PLANTON_HOSTED_RUNNER_CAPACITY: envVar(wholeNumber(1, 64, 2), "4", "how many jobs each hosted runner runs at once"),
+  PLANTON_HOSTED_RUNNER_NICE: envVar(
+    wholeNumber(0, 19, HOSTED_RUNNER_NICE),
+    String(HOSTED_RUNNER_NICE),
+    "the CPU priority hosted runners and their engines run at (a nice value, 0–19): they share the console's machine, and the console's pages, API and live streams come first",
+  ),
   PLANTON_LOCAL_ROOTS: envVar(
     absoluteFolders(),
     "/srv/sites:/srv/exports",

@@ -6,10 +6,20 @@ import { Command, InvalidArgumentError } from "commander";
 import type { Runner, RunnerDetail, RunnerToken } from "../../lib/client";
 import { formatDuration } from "../../lib/display";
 import { runnerStartCommand } from "../../lib/runner-routing";
-import { RunnerStartError, startRunner, type RunningRunner } from "../../runner/main";
+import { niceValue, RunnerStartError, startRunner, type RunningRunner } from "../../runner/main";
+import { runnerConfig } from "../../runner/config";
 import { client, readConfig } from "../config";
 import { keyValue, outputOption } from "../options";
 import { c, err, example, out, Refusal, table } from "../output";
+
+/** PLANTON_RUNNER_NICE as the runner process reads it; a bad value is refused with what to set. */
+function runnerNice(): number {
+  try {
+    return runnerConfig({ PLANTON_RUNNER_NICE: process.env.PLANTON_RUNNER_NICE }).PLANTON_RUNNER_NICE;
+  } catch (e) {
+    throw new Refusal(`No runner was started: ${(e as Error).message}`);
+  }
+}
 
 function capacity(v: string): number {
   const n = Number(v);
@@ -177,8 +187,9 @@ export function runnerCommand(): Command {
     .option("--capacity <n>", "jobs run at once", capacity, 2)
     .option("--work-dir <dir>", "folder for job workspaces", os.tmpdir())
     .option("--name <name>", "name shown in logs", os.hostname())
+    .option("--nice <n>", "CPU priority of the runner and its engines, 0–19: higher yields the CPU to the rest of the machine (env PLANTON_RUNNER_NICE; default 0)", niceValue)
     .addHelpText("after", example("planton runner start --token rnr_… --url https://planton.example.com --capacity 4") + "\nThe token is checked before the runner says it started. When the server restarts, the runner waits and reconnects; SIGTERM (or Ctrl-C) lets in-flight steps finish, then it exits.\n")
-    .action(async (o: { token?: string; url?: string; capacity: number; workDir: string; name: string }) => {
+    .action(async (o: { token?: string; url?: string; capacity: number; workDir: string; name: string; nice?: number }) => {
       const url = o.url || process.env.PLANTON_URL || readConfig().url || "";
       const token = o.token || process.env.PLANTON_RUNNER_TOKEN || "";
       if (!url) throw new Refusal("No runner was started: no server URL. Pass --url https://planton.example.com (or log in with planton auth login).");
@@ -186,7 +197,7 @@ export function runnerCommand(): Command {
       let r: RunningRunner;
       try {
         // Checks the token with the server first: nothing says "started" unless the server accepted it.
-        r = await startRunner({ url, token, capacity: o.capacity, workDir: o.workDir, name: o.name });
+        r = await startRunner({ url, token, capacity: o.capacity, workDir: o.workDir, name: o.name, nice: o.nice ?? runnerNice() });
       } catch (e) {
         if (e instanceof RunnerStartError) throw new Refusal(e.message);
         throw e;

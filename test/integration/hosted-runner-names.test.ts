@@ -5,6 +5,7 @@
 import { asc, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { runners } from "../../db/schema";
+import { HOSTED_RUNNER_NICE } from "../../server/config";
 import { startConsoleServer, type ConsoleServer } from "../console-server";
 import { createTestDatabase, type TestDatabase } from "../database";
 
@@ -49,6 +50,11 @@ it("replicas started alike run hosted runners of distinct names, each working wi
   expect(new Set(rows.map((r) => r.tokenHash)).size).toBe(2);
   // Neither runner was refused and restarted: a rotated token would have shown as an exit in its console's log.
   for (const server of [a, b]) expect(server.output()).not.toMatch(/hosted-\d+ exited/);
+  // Each runs at the hosted runners' CPU priority (PLANTON_HOSTED_RUNNER_NICE, 10 unless set): the console comes first.
+  for (const server of [a, b]) {
+    const started = server.output().split("\n").filter((l) => l.includes('"msg":"runner started"')).map((l) => JSON.parse(l.slice(l.indexOf("{"))) as { nice?: number });
+    expect(started.map((l) => l.nice)).toEqual([HOSTED_RUNNER_NICE]);
+  }
 });
 
 it("a replica started again takes back the lowest free name; the other replica's runner keeps its token and goes on claiming", async () => {

@@ -56,7 +56,7 @@ export async function startHostedRunners(db: Database, opts: { serverUrl: string
     const { runner, token } = await ensureHostedRunner(db, `hosted-${name.n}`, capacity);
     const workDir = path.join(config.PLANTON_DATA_DIR, "work", runner.name);
     fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
-    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity), "--work-dir", workDir], {
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "--url", opts.serverUrl, "--capacity", String(capacity), "--nice", String(config.PLANTON_HOSTED_RUNNER_NICE), "--work-dir", workDir], {
       cwd: process.cwd(),
       env: hostedRunnerEnv(process.env, {
         PLANTON_RUNNER_TOKEN: token,
