@@ -119,20 +119,25 @@ async function applyWith(ctx: OperationContext, opts: ApplyOptions, saved: Saved
   if (skipped) done.skipped_deletes = skipped;
   const g = new Graph();
   const byAddr = new Map(changes.map((c) => [c.address, c]));
-  // Each change's configuration address, worked out once (the loops below ask it for every pair).
-  const configAddresses = new Map(changes.map((c) => [c, configAddressOf(c.address)]));
-  const base = (c: ResourceChange) => configAddresses.get(c)!;
-  const deletes = changes.filter((c) => c.action === "delete");
+  // Each change's configuration address, worked out once; the changes by it, so an edge is found from a
+  // change's own depends_on rather than by comparing every pair (a 151-resource apply asked 22 000 times).
+  const base = new Map(changes.map((c) => [c, configAddressOf(c.address)]));
+  const kept = new Map<string, ResourceChange[]>();
+  const deleted = new Map<string, ResourceChange[]>();
   for (const c of changes) {
-    g.add(c.address);
+    const by = c.action === "delete" ? deleted : kept;
+    const list = by.get(base.get(c)!);
+    if (list) list.push(c);
+    else by.set(base.get(c)!, [c]);
+  }
+  const deletes = changes.filter((c) => c.action === "delete");
+  for (const c of changes) g.add(c.address);
+  for (const c of changes) {
     if (c.action === "delete") {
       // Delete dependents first: whoever depends on me must be gone before I go.
-      for (const d of deletes) if (d !== c && d.depends_on.includes(base(c))) g.connect(c.address, d.address);
+      for (const dep of c.depends_on) for (const d of deleted.get(dep) ?? []) if (d !== c) g.connect(d.address, c.address);
     } else {
-      for (const other of changes) {
-        if (other === c) continue;
-        if (other.action !== "delete" && c.depends_on.includes(base(other))) g.connect(c.address, other.address);
-      }
+      for (const dep of c.depends_on) for (const other of kept.get(dep) ?? []) if (other !== c) g.connect(c.address, other.address);
       // Orphans go first, so a new object never collides with an old one still being removed.
       for (const d of deletes) g.connect(c.address, d.address);
     }

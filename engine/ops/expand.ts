@@ -5,7 +5,7 @@ import type { Module, ModuleCallConfig, OutputConfig, ResourceConfig, VariableCo
 import { convertVariable, validationErrors } from "../config/variables";
 import { ConfigError } from "../errors";
 import type { AttributeSchema, BlockSchema, ResourceSchema } from "../providers/provider";
-import { configAddress, formatAddress, formatModule, parseAddress, type InstanceKey, type ModuleStep } from "../state/address";
+import { configAddress, formatAddress, formatKey, formatModule, parseAddress, type InstanceKey, type ModuleStep } from "../state/address";
 import { containsUnknown, isObject, isUnknown, typeName, UNKNOWN, type Attrs, type Value } from "../values";
 import { sensitiveMask, type OperationContext, type ResourceEntry } from "./context";
 
@@ -117,11 +117,9 @@ export function repetitions(block: { count?: Expr; forEach?: Expr }, scope: Eval
 /** Instance addresses (with their count.index or each) of a resource block in a module instance. */
 export function resourceInstances(ctx: OperationContext, mi: ModuleInstance, r: ResourceConfig, values: Values): { address: string; key?: InstanceKey; rep: Repetition }[] {
   const scope = makeScope(ctx, values, mi);
-  return repetitions(r, scope, r.address).map(({ key, rep }) => ({
-    address: formatAddress({ module: mi.steps, mode: r.mode, type: r.type, name: r.name, ...(key !== undefined ? { key } : {}) }),
-    key,
-    rep,
-  }));
+  // The block's address without a key, formatted once: a reference to a counted block lists every instance.
+  const block = formatAddress({ module: mi.steps, mode: r.mode, type: r.type, name: r.name });
+  return repetitions(r, scope, r.address).map(({ key, rep }) => ({ address: block + formatKey(key), key, rep }));
 }
 
 /** The value a reference to a resource block gives: one object, a list (count) or a map (for_each). */
@@ -328,7 +326,9 @@ export function instanceScope(ctx: OperationContext, address: string, values: Va
   if (!entry) return undefined;
   const mi = moduleInstanceFor(ctx, a.module, values);
   if (!mi) return undefined;
-  const inst = resourceInstances(ctx, mi, entry.r, values).find((i) => i.address === address);
+  // The instance by its key (the rest of the address found the module instance and the block): an apply asks for each
+  // of a counted block's instances, and formatting every sibling's address each time made that quadratic.
+  const inst = repetitions(entry.r, makeScope(ctx, values, mi), entry.r.address).find((i) => i.key === a.key);
   if (!inst) return undefined;
   return { scope: makeScope(ctx, values, mi, inst.rep), entry, mi };
 }

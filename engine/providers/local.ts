@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, mkdir, open, realpath, rm } from "node:fs/promises";
+import { constants, lstatSync, realpathSync } from "node:fs";
+import { lstat, mkdir, open, rm } from "node:fs/promises";
 import path from "node:path";
 import { planFromSchema, type Provider, type ProviderSchema } from "./provider";
 import { isUnknown, type Attrs } from "../values";
@@ -83,24 +83,22 @@ class LinkToNothing extends Error {
   }
 }
 
-/** `p` with every symbolic link along it resolved, and the part that does not exist yet appended as written. */
-async function resolveLinks(p: string): Promise<string> {
+/**
+ * `p` with every symbolic link along it resolved, and the part that does not exist yet appended as written.
+ * Synchronous on purpose: these are metadata calls of a few microseconds on a local disk, where each promise
+ * call cost 40–50 µs of the main thread (measured on node 20), and an apply makes several per file.
+ */
+function resolveLinks(p: string): string {
   let head = p;
   const missing: string[] = [];
-  for (;;) {
-    try {
-      await lstat(head);
-      break;
-    } catch (e) {
-      if (errno(e) !== "ENOENT") throw e;
-      const up = path.dirname(head);
-      if (up === head) break;
-      missing.unshift(path.basename(head));
-      head = up;
-    }
+  while (!lstatSync(head, { throwIfNoEntry: false })) {
+    const up = path.dirname(head);
+    if (up === head) break;
+    missing.unshift(path.basename(head));
+    head = up;
   }
   try {
-    return path.join(await realpath(head), ...missing);
+    return path.join(realpathSync.native(head), ...missing);
   } catch (e) {
     // lstat found it, realpath cannot follow it: a dangling link (or a loop).
     if (errno(e) === "ENOENT" || errno(e) === "ELOOP") throw new LinkToNothing(head);
@@ -148,8 +146,8 @@ export function createLocalProvider(): Provider & { files: LocalFiles } {
     let realRoot: string;
     let real: string;
     try {
-      realRoot = await resolveLinks(root);
-      real = await resolveLinks(abs);
+      realRoot = resolveLinks(root);
+      real = resolveLinks(abs);
     } catch (e) {
       if (!(e instanceof LinkToNothing)) throw e;
       throw new Error(`${address}: path ${p} goes through the symbolic link ${e.link}, whose target does not exist; the local provider creates nothing through a link. Remove the link or use another path under the connection root ${root}`);
@@ -193,7 +191,7 @@ export function createLocalProvider(): Provider & { files: LocalFiles } {
   /** Creates the folders `dir` needs (each `dirMode`), then checks no link was swapped in along the way. */
   async function folders(address: string, p: unknown, dir: string, dirMode: number): Promise<void> {
     await mkdir(dir, { recursive: true, mode: granted(dirMode) });
-    if ((await realpath(dir)) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
+    if (realpathSync.native(dir) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
   }
 
   async function writeFileAt(address: string, p: unknown, file: string, content: string | Uint8Array, fileMode: number): Promise<void> {
