@@ -11,7 +11,8 @@ import type { LockInfo } from "@/lib/state-lock";
 import { lockInfoOf, StateLockedError, storedStateOfParsed } from "@/state-backends/rules";
 import { STORE_VERSION, whoAmI } from "@/state-backends/store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "@/state-backends/types";
-import { appendStateVersion, stateChecksum } from "../state/state-versions";
+import { stateDigest } from "@/lib/state-delta";
+import { appendStateVersion } from "../state/state-versions";
 
 const KEY = /^planton-managed\/([^/]+)\/([^/]+)\/terraform\.tfstate$/;
 
@@ -79,8 +80,8 @@ export class PlantonManagedStore implements StateStore {
   async write(key: string, state: StoredState): Promise<void> {
     const row = await this.ensureRow(key, null);
     const doc = JSON.parse(Buffer.from(state.bytes).toString("utf8")) as unknown;
-    const { checksum } = stateChecksum(doc);
-    await appendStateVersion(this.db, row, { state: doc, serial: state.serial, lineage: state.lineage, checksum, actorLabel: this.actorLabel });
+    const { checksum, size } = stateDigest(doc);
+    await appendStateVersion(this.db, row, { state: doc, serial: state.serial, lineage: state.lineage, checksum, size, actorLabel: this.actorLabel });
     await this.db.update(stateObjects).set({ state: doc, serial: state.serial, lineage: state.lineage, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
   }
 

@@ -122,7 +122,7 @@ export async function compactStateJournal(tx: Queryable, jobId: string, opts: { 
       await drop();
       return { entries: rows.length, written: false, match: false };
     }
-    const { checksum } = stateDigest(state);
+    const { checksum, size } = stateDigest(state);
     if (opts.checksum && checksum !== opts.checksum) return mismatch(checksum);
     const current = row.lineage != null && row.serial != null && row.checksum ? { lineage: row.lineage, serial: row.serial, checksum: row.checksum } : null;
     const refusal = writeRefusal("this component's state", current, { lineage: state.lineage, serial: state.serial, checksum });
@@ -132,7 +132,7 @@ export async function compactStateJournal(tx: Queryable, jobId: string, opts: { 
       return { entries: rows.length, written: false, match: false, checksum };
     }
     const last = used.at(-1)!;
-    await appendStateVersion(tx, row, { state, serial: state.serial, lineage: state.lineage, checksum, jobId, attemptId: last.attemptId });
+    await appendStateVersion(tx, row, { state, serial: state.serial, lineage: state.lineage, checksum, size, jobId, attemptId: last.attemptId });
     await tx.update(stateObjects).set({ state, lineage: state.lineage, serial: state.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
     await drop();
     return { entries: rows.length, written: true, match: used.length === rows.length, serial: state.serial, checksum };

@@ -9,7 +9,8 @@ import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { getState, lockState, putState, unlockState } from "../runners/state";
-import { diffStateVersions, listStateVersions, rollbackStateVersion, stateChecksum } from "./state-versions";
+import { stateDigest } from "../../../lib/state-delta";
+import { diffStateVersions, listStateVersions, rollbackStateVersion } from "./state-versions";
 
 let t: TestDatabase;
 
@@ -72,8 +73,8 @@ describe("state versions", () => {
     const { job, c } = await jobWriting(t.db, s, s.runner, [s1, s2, s2]);
     const versions = await listStateVersions(t.db, s.org.actor("viewer"), { componentId: s.component.id });
     expect(versions.map((v) => v.serial)).toEqual([2, 1]);
-    expect(versions[0]).toMatchObject({ lineage: "lin-sv", jobId: job.id, attemptId: c.claim.attemptId, current: true, ...stateChecksum(s2) });
-    expect(versions[1]).toMatchObject({ current: false, ...stateChecksum(s1) });
+    expect(versions[0]).toMatchObject({ lineage: "lin-sv", jobId: job.id, attemptId: c.claim.attemptId, current: true, ...stateDigest(s2) });
+    expect(versions[1]).toMatchObject({ current: false, ...stateDigest(s1) });
     // A later job writing the same bytes again adds nothing either.
     await jobWriting(t.db, s, s.runner, [s2]);
     expect(await listStateVersions(t.db, s.org.actor("viewer"), { componentId: s.component.id })).toHaveLength(2);

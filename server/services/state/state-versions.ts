@@ -3,22 +3,15 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
-import { canonicalJson } from "@/lib/canonical-json";
 import { newId } from "@/lib/ids";
 import { roleAllows } from "@/lib/roles";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
+import { stateDigest } from "@/lib/state-delta";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
-import { sha256Hex } from "../../crypto";
 import { conflict, forbidden, notFound, PlantonError } from "../../errors";
 import { notifyQueue } from "../jobs/transitions";
 import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./component-state";
-
-/** The one checksum of a state content: what putState stores and a version keeps (of its canonical JSON, so jsonb's key order never changes it). */
-export function stateChecksum(state: unknown): { checksum: string; size: number } {
-  const bytes = canonicalJson(state);
-  return { checksum: sha256Hex(bytes), size: Buffer.byteLength(bytes) };
-}
 
 type StateRow = typeof stateObjects.$inferSelect;
 
@@ -30,7 +23,7 @@ type StateRow = typeof stateObjects.$inferSelect;
 export async function appendStateVersion(
   tx: Queryable,
   row: StateRow,
-  write: { state: unknown; serial: number; lineage: string; checksum: string; jobId?: string | null; attemptId?: string | null; actorLabel?: string | null; restoredFrom?: string | null },
+  write: { state: unknown; serial: number; lineage: string; checksum: string; size: number; jobId?: string | null; attemptId?: string | null; actorLabel?: string | null; restoredFrom?: string | null },
 ): Promise<void> {
   if (row.checksum === write.checksum) return;
   const [latest] = await tx.select({ checksum: stateVersions.checksum }).from(stateVersions).where(eq(stateVersions.componentId, row.componentId)).orderBy(desc(stateVersions.id)).limit(1);
@@ -42,7 +35,7 @@ export async function appendStateVersion(
       serial: row.serial ?? 0,
       lineage: row.lineage ?? "",
       checksum: row.checksum,
-      size: stateChecksum(row.state).size,
+      size: stateDigest(row.state).size,
       state: row.state,
     });
   }
@@ -53,7 +46,7 @@ export async function appendStateVersion(
     serial: write.serial,
     lineage: write.lineage,
     checksum: write.checksum,
-    size: stateChecksum(write.state).size,
+    size: write.size,
     state: write.state,
     jobId: write.jobId ?? null,
     attemptId: write.attemptId ?? null,
@@ -202,8 +195,8 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
     }
     const serial = (row.serial ?? 0) + 1;
     const state = { ...(target.state as Record<string, unknown>), serial };
-    const { checksum } = stateChecksum(state);
-    await appendStateVersion(tx, row, { state, serial, lineage: target.lineage, checksum, actorLabel: actor.label, restoredFrom: target.id });
+    const { checksum, size } = stateDigest(state);
+    await appendStateVersion(tx, row, { state, serial, lineage: target.lineage, checksum, size, actorLabel: actor.label, restoredFrom: target.id });
     await tx.update(stateObjects).set({ state, serial, lineage: target.lineage, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
     await recordAudit(tx, actor, {
       action: "state.rollback",
