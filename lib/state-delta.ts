@@ -222,19 +222,28 @@ export const stateDeltaSchema = z.object({
 export const JOURNAL_STEPS = ["apply", "destroy"] as const;
 
 /** POST …/state/journal: changes in order, each numbered within the attempt's step (a retried batch is applied once). */
-export const stateJournalBatch = z.object({
-  step: z.enum(JOURNAL_STEPS),
-  lockId: z.string().min(1).max(200),
-  entries: z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000),
-});
+const journalEntries = z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000);
+const journalLockId = z.string().min(1).max(200);
+export const stateJournalBatch = z.object({ step: z.enum(JOURNAL_STEPS), lockId: journalLockId, entries: journalEntries });
 export interface StateJournalBatch {
   step: (typeof JOURNAL_STEPS)[number];
   lockId: string;
   entries: { seq: number; baseSerial: number; delta: StateDelta }[];
 }
 
-/** POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest. */
-export const stateJournalCommit = z.object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional() });
+/**
+ * POST …/state/journal/commit: compacts the step's changes; `checksum` is the engine's final state's stateDigest.
+ * The step's last changes may come with it (`entries` under `lockId`, kept as a batch would be): one request, not two.
+ */
+export const stateJournalCommit = z
+  .object({ step: z.enum(JOURNAL_STEPS), checksum: z.string().regex(/^[0-9a-f]{64}$/).optional(), lockId: journalLockId.optional(), entries: journalEntries.optional() })
+  .refine((c) => !c.entries || c.lockId, { message: "changes sent with the commit need the lockId they were made under", path: ["lockId"] });
+export interface StateJournalCommit {
+  step: StateJournalBatch["step"];
+  checksum?: string;
+  lockId?: string;
+  entries?: StateJournalBatch["entries"];
+}
 export type StateJournalCommitResult = { entries: number; written: boolean; match: boolean; serial?: number; checksum?: string };
 
 /** The log line a step's compacted state changes leave in the job's events (the benchmark reads it back with JOURNAL_LINE). */

@@ -2,7 +2,7 @@
 // 5xx with backoff; a 4xx is the server's answer and is never retried.
 import http from "node:http";
 import https from "node:https";
-import type { StateJournalBatch, StateJournalCommitResult } from "../lib/state-delta";
+import type { StateJournalBatch, StateJournalCommit, StateJournalCommitResult } from "../lib/state-delta";
 import { digestClaimed, digestHeader, sha256Of } from "../lib/artifacts";
 import {
   RUNNER_API,
@@ -303,7 +303,7 @@ export class JobClient {
   }
 
   /** Compacts the step's changes into one state write; `match: false` means the whole state must be sent. */
-  commitStateJournal(body: { step: StateJournalBatch["step"]; checksum?: string }): Promise<StateJournalCommitResult> {
+  commitStateJournal(body: StateJournalCommit): Promise<StateJournalCommitResult> {
     return this.transport.json(`${this.base}/state/journal/commit`, { method: "POST", body });
   }
 

@@ -4,7 +4,7 @@ import os from "node:os";
 import { ENGINE_VERSION, StateLockedError, type LockInfo, type StateBackend, type StateV4 } from "../engine/index";
 import { EngineError } from "../engine/index";
 import type { JobClient } from "./client";
-import { journalLine, stateDigest, type StateJournalBatch } from "../lib/state-delta";
+import { journalLine, stateDigest, type StateJournalBatch, type StateJournalCommitResult } from "../lib/state-delta";
 import { StateJournalUploader } from "./state-journal";
 
 export class RemoteStateBackend implements StateBackend {
@@ -56,22 +56,33 @@ export class RemoteStateBackend implements StateBackend {
   }
 
   /**
-   * Ends a step's changes: flushes them, and has the console compact them into one state write checked
-   * against `final` (the engine's state). When the console's result differs, or the changes could not be
+   * Ends a step's changes: the ones not yet sent go with the commit (one request, not a last batch and then
+   * the commit), and the console compacts them all into one state write checked against `final` (the engine's state). When the console's result differs, or the changes could not be
    * sent, the whole state is written instead.
    */
   async commitJournal(step: StateJournalBatch["step"], journal: StateJournalUploader, final: StateV4 | null, log: (line: string) => void): Promise<void> {
+    const unsent = (err: unknown) => log(`The state changes could not be sent (${err instanceof Error ? err.message : String(err)}); writing the whole state instead.`);
+    let rest: StateJournalBatch["entries"];
     try {
-      await journal.flush();
+      rest = await journal.takeRest();
     } catch (err) {
       if (!final) throw err;
-      log(`The state changes could not be sent (${err instanceof Error ? err.message : String(err)}); writing the whole state instead.`);
+      unsent(err);
       return this.put(final);
     }
-    const res = await this.job.commitStateJournal({ step, ...(final ? { checksum: stateDigest(final).checksum } : {}) });
+    const checksum = final ? stateDigest(final).checksum : undefined;
+    let res: StateJournalCommitResult;
+    try {
+      res = await this.job.commitStateJournal({ step, ...(checksum ? { checksum } : {}), ...(rest.length ? { lockId: journal.lockId, entries: rest } : {}) });
+    } catch (err) {
+      if (!final || !rest.length) throw err;
+      unsent(err);
+      return this.put(final);
+    }
+    if (rest.length) journal.batches++;
     if (res.written) log(journalLine(journal.changes, journal.batches, res.serial));
     if (final && !res.match) {
-      log(`The console's state compacted from ${res.entries} change(s) does not match the engine's (checksum ${res.checksum ?? "none"}, engine ${stateDigest(final).checksum}); writing the whole state instead.`);
+      log(`The console's state compacted from ${res.entries} change(s) does not match the engine's (checksum ${res.checksum ?? "none"}, engine ${checksum}); writing the whole state instead.`);
       await this.put(final);
     }
   }

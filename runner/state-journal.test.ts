@@ -53,4 +53,33 @@ describe("state journal uploader", () => {
     await flushed;
     expect(up.batches).toBe(1);
   });
+
+  it("takeRest lets an upload in flight end, then hands over what was not sent (for the commit) and sends nothing itself", async () => {
+    const s = heldSend();
+    const up = new StateJournalUploader({ step: "apply", lockId: "L", send: s.send });
+    up.add(change(1));
+    await s.sent(1);
+    up.add(change(2));
+    up.add(change(3));
+    let taken: number[] | undefined;
+    const rest = up.takeRest().then((r) => (taken = r.map((e) => e.seq)));
+    await Promise.resolve();
+    expect(taken).toBeUndefined();
+    s.answers[0].resolve();
+    await rest;
+    expect(taken).toEqual([2, 3]);
+    expect(s.batches).toEqual([[1]]);
+    expect(await up.takeRest()).toEqual([]);
+  });
+
+  it("takeRest hands over a change whose upload failed too (the commit carries it, same seq)", async () => {
+    const s = heldSend();
+    const up = new StateJournalUploader({ step: "apply", lockId: "L", send: s.send, retryMs: 60_000 });
+    up.add(change(1));
+    await s.sent(1);
+    up.add(change(2));
+    s.answers[0].reject(new Error("connection reset"));
+    expect((await up.takeRest()).map((e) => e.seq)).toEqual([1, 2]);
+    expect(s.batches).toEqual([[1]]);
+  });
 });

@@ -20,6 +20,8 @@ export class StateJournalUploader {
   private pending: StateJournalBatch["entries"] = [];
   private sending: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
+  /** Set while takeRest hands the queue over. */
+  private handing = false;
   /** Requests sent that the console kept. */
   batches = 0;
 
@@ -34,6 +36,30 @@ export class StateJournalUploader {
   add(change: StateChange): void {
     this.pending.push({ seq: ++this.seq, baseSerial: change.baseSerial, delta: change.delta });
     if (!this.sending && !this.retry) void this.background();
+  }
+
+  /** The lock the changes are made under. */
+  get lockId(): string {
+    return this.opts.lockId;
+  }
+
+  /**
+   * The changes not yet sent, taken out to go with the step's commit (one request rather than a last batch
+   * and then the commit): an upload in flight ends first, and a tail longer than `most` is sent as batches.
+   */
+  async takeRest(most = 2000): Promise<StateJournalBatch["entries"]> {
+    // The background loop sends nothing more meanwhile: what is queued now goes with the commit.
+    this.handing = true;
+    try {
+      if (this.sending) await this.sending.catch(() => undefined);
+      this.clearRetry();
+      while (this.pending.length > most) await this.sendOne();
+      const rest = this.pending;
+      this.pending = [];
+      return rest;
+    } finally {
+      this.handing = false;
+    }
   }
 
   /** Sends everything queued; rejects (keeping it queued) when the console cannot be reached. */
@@ -55,7 +81,7 @@ export class StateJournalUploader {
 
   private async background(): Promise<void> {
     try {
-      while (this.pending.length) await this.sendOne();
+      while (this.pending.length && !this.handing) await this.sendOne();
     } catch {
       this.retry ??= setTimeout(() => {
         this.retry = undefined;

@@ -81,13 +81,41 @@ describe("a job's state journal on Planton-managed state", () => {
     expect((await journal(c.claim.job.id))[0].change).not.toContain('"bb"');
     expect((await journal(c.claim.job.id))[0].change).not.toContain("random_id");
 
-    const done = await commitStateJournal(t.db, c.access, { checksum: stateDigest(s4).checksum });
+    const done = await commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(s4).checksum });
     expect(done).toMatchObject({ entries: 3, written: true, match: true, serial: 4, checksum: stateDigest(s4).checksum });
     const [row] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id));
     expect(stateDigest(row.state).checksum).toBe(stateDigest(s4).checksum);
     expect(row.serial).toBe(4);
     expect(await versions(component.id)).toBe(before + 1);
     expect(await journal(c.claim.job.id)).toHaveLength(0);
+  });
+
+  it("a commit may bring the step's last changes with it: kept as a batch would be (once, with those already sent), then compacted in the same transaction", async () => {
+    const { component, c, lockId } = await running();
+    const base = doc(1, resource("a", "aa"));
+    await putState(t.db, c.access, lockId, base);
+    const s2 = doc(2, resource("a", "aa"), resource("b", "bb"));
+    const s3 = doc(3, resource("a", "a2"), resource("b", "bb"));
+    const all = changes(base, s2, s3);
+    await appendStateJournal(t.db, c.access, { step: "apply", lockId, entries: all.slice(0, 1) });
+    // The first change again (its batch's answer was lost), and the last one, with the commit.
+    const done = await commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(s3).checksum, lockId, entries: all });
+    expect(done).toMatchObject({ entries: 2, written: true, match: true, serial: 3 });
+    const [row] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id));
+    expect(stateDigest(row.state).checksum).toBe(stateDigest(s3).checksum);
+    expect(await journal(c.claim.job.id)).toHaveLength(0);
+  });
+
+  it("a commit whose changes name a lock the job does not hold keeps nothing, writes nothing, and says which lock to take", async () => {
+    const { component, c, lockId } = await running();
+    const base = doc(1, resource("a", "aa"));
+    await putState(t.db, c.access, lockId, base);
+    const s2 = doc(2, resource("a", "aa"), resource("b", "bb"));
+    await expect(commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(s2).checksum, lockId: "not-the-lock", entries: changes(base, s2) })).rejects.toThrow(
+      "Nothing was recorded: the state is not locked by this job under lock ID not-the-lock. Take the lock (POST …/state/lock) first.",
+    );
+    expect(await journal(c.claim.job.id)).toHaveLength(0);
+    expect((await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id)))[0].serial).toBe(1);
   });
 
   it("a compaction that does not give the engine's checksum writes nothing, says so, and the whole state the runner then sends replaces the changes", async () => {
@@ -144,7 +172,7 @@ describe("a job's state journal on the organization's own backend (local directo
     const s2 = doc(2, resource("a", "aa"), resource("b", "bb"));
     const entries = changes({ serial: 0, lineage: LINEAGE, resources: [] }, s1, s2);
     await appendStateJournal(t.db, c.access, { step: "apply", lockId, entries });
-    expect(await commitStateJournal(t.db, c.access, { checksum: stateDigest(s2).checksum })).toMatchObject({ entries: 2, written: true, match: true, serial: 2 });
+    expect(await commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(s2).checksum })).toMatchObject({ entries: 2, written: true, match: true, serial: 2 });
     const file = path.join(own!.dir, defaultStateKey("dev", component.name));
     expect(stateDigest(JSON.parse(fs.readFileSync(file, "utf8"))).checksum).toBe(stateDigest(s2).checksum);
     expect(await getState(t.db, c.access)).toMatchObject({ serial: 2 });

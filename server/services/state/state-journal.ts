@@ -7,7 +7,7 @@ import { asc, eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackends, stateJournal, stateObjects } from "@/db/schema";
 import { PLANTON_MANAGED_KIND } from "@/lib/state-backend-kinds";
-import { applyStateDelta, stateDigest, type DeltaState, type StateDelta, type StateJournalBatch, type StateJournalCommitResult } from "@/lib/state-delta";
+import { applyStateDelta, stateDigest, type DeltaState, type StateDelta, type StateJournalBatch, type StateJournalCommit, type StateJournalCommitResult } from "@/lib/state-delta";
 import { writeRefusal } from "@/state-backends/rules";
 import { decryptSecret, encryptSecret } from "../../crypto";
 import { conflict } from "../../errors";
@@ -26,7 +26,18 @@ const defaultLog: Log = (line) => console.log(`[state] ${line}`);
  */
 export async function appendStateJournal(db: Database, access: JobAccess, batch: StateJournalBatch): Promise<{ acceptedThrough: number }> {
   // Sealed before the transaction: the job's row stays locked only for the round trips.
-  const sealed = batch.entries.map((e) => ({
+  const sealed = sealChanges(batch.entries);
+  return db.transaction(async (tx) => {
+    const job = await lockLiveJob(tx, access, "key share");
+    await keepChanges(tx, access, job, batch.step, batch.lockId, sealed);
+    return { acceptedThrough: Math.max(...batch.entries.map((e) => e.seq)) };
+  });
+}
+
+type SealedChange = Pick<typeof stateJournal.$inferInsert, "seq" | "lineage" | "baseSerial" | "serial" | "addresses" | "change">;
+
+function sealChanges(entries: StateJournalBatch["entries"]): SealedChange[] {
+  return entries.map((e) => ({
     seq: e.seq,
     lineage: e.delta.lineage,
     baseSerial: e.baseSerial,
@@ -35,27 +46,32 @@ export async function appendStateJournal(db: Database, access: JobAccess, batch:
     // The change carries the state's values, secrets among them: sealed like the organization's secrets.
     change: encryptSecret(JSON.stringify(e.delta)),
   }));
-  return db.transaction(async (tx) => {
-    const job = await lockLiveJob(tx, access, "key share");
-    const [backend] = job.backendId ? await tx.select({ kind: stateBackends.kind }).from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
-    if (backend?.kind === PLANTON_MANAGED_KIND) {
-      const [row] = await tx.select({ lockInfo: stateObjects.lockInfo, lockedByJob: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, job.componentId));
-      if (!row?.lockInfo || row.lockedByJob !== job.id || row.lockInfo.ID !== batch.lockId) {
-        throw conflict(`Nothing was recorded: the state is not locked by this job under lock ID ${batch.lockId}. Take the lock (POST …/state/lock) first.`);
-      }
-    }
-    await tx
-      .insert(stateJournal)
-      .values(sealed.map((e) => ({ ...e, attemptId: access.attemptId, step: batch.step, jobId: job.id, orgId: job.orgId, componentId: job.componentId, lockId: batch.lockId })))
-      .onConflictDoNothing();
-    return { acceptedThrough: Math.max(...batch.entries.map((e) => e.seq)) };
-  });
 }
 
-/** The end of a step's changes (POST …/state/journal/commit): compacted and checked against the engine's final checksum. */
-export async function commitStateJournal(db: Database, access: JobAccess, body: { checksum?: string }): Promise<StateJournalCommitResult> {
+/** Keeps sealed changes of the job (its row locked by the caller); Planton-managed state must be locked by the job under `lockId`. */
+async function keepChanges(tx: Queryable, access: JobAccess, job: { id: string; orgId: string; componentId: string; backendId: string | null }, step: StateJournalBatch["step"], lockId: string, sealed: SealedChange[]) {
+  const [backend] = job.backendId ? await tx.select({ kind: stateBackends.kind }).from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
+  if (backend?.kind === PLANTON_MANAGED_KIND) {
+    const [row] = await tx.select({ lockInfo: stateObjects.lockInfo, lockedByJob: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, job.componentId));
+    if (!row?.lockInfo || row.lockedByJob !== job.id || row.lockInfo.ID !== lockId) {
+      throw conflict(`Nothing was recorded: the state is not locked by this job under lock ID ${lockId}. Take the lock (POST …/state/lock) first.`);
+    }
+  }
+  await tx
+    .insert(stateJournal)
+    .values(sealed.map((e) => ({ ...e, attemptId: access.attemptId, step, jobId: job.id, orgId: job.orgId, componentId: job.componentId, lockId })))
+    .onConflictDoNothing();
+}
+
+/**
+ * The end of a step's changes (POST …/state/journal/commit): the last changes kept when they came with it,
+ * then everything compacted and checked against the engine's final checksum, in one transaction.
+ */
+export async function commitStateJournal(db: Database, access: JobAccess, body: StateJournalCommit): Promise<StateJournalCommitResult> {
+  const sealed = body.entries ? sealChanges(body.entries) : [];
   return db.transaction(async (tx) => {
-    await lockLiveJob(tx, access);
+    const job = await lockLiveJob(tx, access);
+    if (sealed.length) await keepChanges(tx, access, job, body.step, body.lockId!, sealed);
     return compactStateJournal(tx, access.jobId, { checksum: body.checksum });
   });
 }
