@@ -76,7 +76,16 @@ interface RawResponse {
  * measured on this project's machines), and a running job makes dozens — event and state-change uploads,
  * heartbeats, step calls — on the same cores as its engine.
  */
-const AGENTS = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
+const AGENTS = { "http:": new http.Agent(keptAlive()), "https:": new https.Agent(keptAlive()) };
+
+/**
+ * An idle connection is closed a second before the server's Keep-Alive timeout hint (node's agent lowers its
+ * `timeout` to that; with no hint, after a minute), so a request never goes out on a socket the server is closing.
+ * The timeout only closes idle connections: a request that waits longer (a claim's long poll) is not cut.
+ */
+function keptAlive(): http.AgentOptions {
+  return { keepAlive: true, timeout: 60_000 };
+}
 
 /** One HTTP exchange: the answer's status, headers and whole body; rejects on a network error or `signal`. */
 function exchange(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, signal: AbortSignal): Promise<RawResponse> {

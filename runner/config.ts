@@ -1,6 +1,7 @@
 // Every environment variable the runner process reads, checked in one place (README's configuration table lists them).
 import { absoluteFolder, absoluteFolders, envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
 import { TRACING_ENV } from "../lib/telemetry";
+import { MOST_NICE } from "./priority";
 
 export const RUNNER_ENV = {
   PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the console the runner claims jobs from (or --url)"),
@@ -8,7 +9,7 @@ export const RUNNER_ENV = {
   PLANTON_RUNNER_NAME: envVar(text(), "build-host-1", "the name the runner shows in its logs (or --name; default: the host name)"),
   PLANTON_RUNNER_HEARTBEAT_MS: envVar(wholeNumber(100, 600_000, 5_000), "5000", "how often, in milliseconds, a runner renews its hold on a running job"),
   PLANTON_RUNNER_NICE: envVar(
-    wholeNumber(0, 19, 0),
+    wholeNumber(0, MOST_NICE, 0),
     "10",
     "the CPU priority the runner and its engines run at, as a nice value from 0 to 19 (or --nice): higher yields the CPU to other work on the machine; the console's hosted runners get PLANTON_HOSTED_RUNNER_NICE",
   ),

@@ -71,7 +71,12 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   } catch (err) {
     throw new RunnerStartError(`No runner was started: ${(err as Error).message}`);
   }
-  const nice = opts.nice ? lowerPriority(opts.nice) : os.getPriority(0);
+  let nice: number;
+  try {
+    nice = opts.nice ? lowerPriority(opts.nice) : os.getPriority(0);
+  } catch (err) {
+    throw new RunnerStartError(`No runner was started: its CPU priority could not be lowered to nice ${opts.nice} (${(err as Error).message}). Start it with a --nice this machine allows, or without one.`);
+  }
   const env = opts.env ?? process.env;
   // Jobs are traced when OTEL_EXPORTER_OTLP_ENDPOINT is set (a hosted runner inherits the console's OTEL_* settings).
   if (await startTracing("planton-runner", env)) log.info("tracing jobs over OTLP", { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { absoluteFolder, absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
 import { parseTrustedProxies } from "./client-address";
 import { TRACING_ENV } from "@/lib/telemetry";
+import { MOST_NICE } from "@/runner/priority";
 
 /** 32 bytes as 64 hex characters or as base64. */
 const secretKey = z
@@ -93,7 +94,7 @@ export const SERVER_ENV = {
   PLANTON_HOSTED_RUNNERS: envVar(wholeNumber(0, 64, 1), "2", "how many hosted runner processes the console starts (`0` for none)"),
   PLANTON_HOSTED_RUNNER_CAPACITY: envVar(wholeNumber(1, 64, 2), "4", "how many jobs each hosted runner runs at once"),
   PLANTON_HOSTED_RUNNER_NICE: envVar(
-    wholeNumber(0, 19, HOSTED_RUNNER_NICE),
+    wholeNumber(0, MOST_NICE, HOSTED_RUNNER_NICE),
     String(HOSTED_RUNNER_NICE),
     "the CPU priority hosted runners and their engines run at (a nice value, 0–19): they share the console's machine, and the console's pages, API and live streams come first",
   ),
