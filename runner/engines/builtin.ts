@@ -147,18 +147,12 @@ export class BuiltinAdapter implements EngineAdapter {
     try {
       const backend = stateBackendFor(ctx);
       const { emit } = emitter(ctx, { command });
-      let saved: SavedPlan | undefined;
-      if (ctx.plan) {
-        const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
-        if (planChecksum(bytes) !== ctx.plan.sha256) throw new Error(`The plan artifact does not match the reviewed checksum ${ctx.plan.sha256}; nothing was applied. Run a new preview.`);
-        saved = decodePlan(bytes);
-        ctx.redactor.add(sensitiveValues(saved, reviewOptions(ctx)));
-        if (destroy !== (saved.operation === "destroy")) {
-          throw new Error(`The reviewed plan is a ${saved.operation} plan, but this step is ${destroy ? "destroy" : "apply"}; nothing was changed. Run a new preview.`);
-        }
-      }
+      // The reviewed plan is fetched and checked while the state lock is taken and the state read (a round trip
+      // less); a plan that fails its checks releases the lock with nothing applied.
+      const reviewed = ctx.plan ? reviewedPlan(ctx, ctx.plan, destroy) : Promise.resolve(undefined);
+      reviewed.catch(() => {}); // reported where it is awaited, or moot when the lock is refused
       const result = await withStateLock(backend, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
-        const state = await backend.get();
+        const [saved, state] = await Promise.all([reviewed, backend.get()]);
         const planned = saved ?? (await plan({ ...this.base(ctx), state, emit }, this.planRequest(ctx, destroy))).plan;
         // Each resource's state change goes out as it completes; the step's end compacts them into one state write.
         const step = destroy ? "destroy" : "apply";
@@ -199,6 +193,18 @@ export class BuiltinAdapter implements EngineAdapter {
       return failure(err);
     }
   }
+}
+
+/** The reviewed plan, downloaded and checked against the checksum the reviewer approved and against the step. */
+async function reviewedPlan(ctx: StepContext, ref: NonNullable<StepContext["plan"]>, destroy: boolean): Promise<SavedPlan> {
+  const bytes = await ctx.job.downloadArtifact(ref.artifactId, ref.sha256);
+  if (planChecksum(bytes) !== ref.sha256) throw new Error(`The plan artifact does not match the reviewed checksum ${ref.sha256}; nothing was applied. Run a new preview.`);
+  const saved = decodePlan(bytes);
+  ctx.redactor.add(sensitiveValues(saved, reviewOptions(ctx)));
+  if (destroy !== (saved.operation === "destroy")) {
+    throw new Error(`The reviewed plan is a ${saved.operation} plan, but this step is ${destroy ? "destroy" : "apply"}; nothing was changed. Run a new preview.`);
+  }
+  return saved;
 }
 
 /** Spec variables whose value came from the secret store: masked in the review like declared-sensitive ones. */

@@ -11,6 +11,7 @@ import { tempDir } from "../test/helpers";
 import { StateLockedError } from "../../engine/index";
 import type { StepContext } from "./adapter";
 import { PulumiAdapter, PulumiOutputReader } from "./pulumi";
+import { BuiltinAdapter } from "./builtin";
 import { TofuAdapter } from "./tofu";
 
 async function ctxWithPath(pathDirs: string[], overrides: Partial<StepContext> = {}): Promise<StepContext & { events: EventDraft[] }> {
@@ -210,5 +211,27 @@ describe("remote state backend (against the real server's state routes)", () => 
     await expect(b.put(state)).rejects.toThrow(/does not hold the state lock/);
     await a.unlock(lock.ID);
     expect((await c.state(component)).lock).toBeNull();
+  });
+});
+
+describe("builtin adapter: the reviewed plan", () => {
+  it("an apply whose plan does not match the reviewed checksum applies nothing and releases the state lock it took meanwhile; the reviewed plan then applies", async () => {
+    const { job, component } = await claimedJob();
+    const ctx = await ctxWithPath([], { job, step: "preview" });
+    ctx.input = { ...ctx.input, module: { ...ctx.input.module, provisioner: "builtin" } };
+    await writeFile(path.join(ctx.moduleDir, "main.tf"), 'resource "terraform_data" "a" {\n  input = "one"\n}\n');
+    const adapter = new BuiltinAdapter();
+    const previewed = await adapter.preview(ctx);
+    if (!previewed.ok || !previewed.plan) throw new Error(`preview failed: ${JSON.stringify(previewed)}`);
+    const { artifactId, sha256 } = previewed.plan;
+
+    const tampered = await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256: "0".repeat(64) } });
+    expect(tampered).toEqual({ ok: false, reason: expect.stringContaining("nothing was applied") });
+    expect(await c.state(component)).toEqual({ state: null, lock: null });
+
+    expect(await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256 } })).toEqual({ ok: true });
+    const after = await c.state(component);
+    expect(after.lock).toBeNull();
+    expect(after.state?.resources.map((r) => `${r.type}.${r.name}`)).toEqual(["terraform_data.a"]);
   });
 });
