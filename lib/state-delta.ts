@@ -222,7 +222,9 @@ export const stateDeltaSchema = z.object({
 export const JOURNAL_STEPS = ["apply", "destroy"] as const;
 
 /** POST …/state/journal: changes in order, each numbered within the attempt's step (a retried batch is applied once). */
-const journalEntries = z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(2000);
+/** The most changes one request may carry (a batch, or the tail that goes with the commit). */
+export const JOURNAL_ENTRIES_MOST = 2000;
+const journalEntries = z.array(z.object({ seq: z.number().int().positive(), baseSerial: z.number().int().min(0), delta: stateDeltaSchema })).min(1).max(JOURNAL_ENTRIES_MOST);
 const journalLockId = z.string().min(1).max(200);
 export const stateJournalBatch = z.object({ step: z.enum(JOURNAL_STEPS), lockId: journalLockId, entries: journalEntries });
 export interface StateJournalBatch {

@@ -149,8 +149,7 @@ export class Transport {
         const res = await exchange(url, opts.method ?? "GET", headers, body, signal);
         const ok = res.status >= 200 && res.status < 300;
         if (ok || opts.accept?.includes(res.status)) return res;
-        const bytes = res.bytes;
-        const err = new HttpError(res.status, parseBody(bytes), `${opts.method ?? "GET"} ${route.split("?")[0]}`);
+        const err = new HttpError(res.status, parseBody(res.bytes), `${opts.method ?? "GET"} ${route.split("?")[0]}`);
         if (res.status < 500) throw err;
         lastError = err;
       } catch (e) {

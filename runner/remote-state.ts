@@ -57,8 +57,8 @@ export class RemoteStateBackend implements StateBackend {
 
   /**
    * Ends a step's changes: the ones not yet sent go with the commit (one request, not a last batch and then
-   * the commit), and the console compacts them all into one state write checked against `final` (the engine's state). When the console's result differs, or the changes could not be
-   * sent, the whole state is written instead.
+   * the commit), and the console compacts them all into one state write checked against `final` (the engine's
+   * state). When the console's result differs, or the changes could not be sent, the whole state is written instead.
    */
   async commitJournal(step: StateJournalBatch["step"], journal: StateJournalUploader, final: StateV4 | null, log: (line: string) => void): Promise<void> {
     const unsent = (err: unknown) => log(`The state changes could not be sent (${err instanceof Error ? err.message : String(err)}); writing the whole state instead.`);

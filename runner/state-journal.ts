@@ -3,7 +3,7 @@
 // during one goes in the next. Numbered from 1 within the step, so a batch sent again (the server did not
 // answer) is kept once. The step's end flushes, then asks the console to compact them (commit).
 import type { StateChange } from "../engine/index";
-import type { StateJournalBatch } from "../lib/state-delta";
+import { JOURNAL_ENTRIES_MOST, type StateJournalBatch } from "../lib/state-delta";
 
 export interface StateJournalOptions {
   step: StateJournalBatch["step"];
@@ -47,7 +47,7 @@ export class StateJournalUploader {
    * The changes not yet sent, taken out to go with the step's commit (one request rather than a last batch
    * and then the commit): an upload in flight ends first, and a tail longer than `most` is sent as batches.
    */
-  async takeRest(most = 2000): Promise<StateJournalBatch["entries"]> {
+  async takeRest(most = JOURNAL_ENTRIES_MOST): Promise<StateJournalBatch["entries"]> {
     // The background loop sends nothing more meanwhile: what is queued now goes with the commit.
     this.handing = true;
     try {
