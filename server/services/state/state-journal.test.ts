@@ -57,6 +57,17 @@ async function running(opts: { own?: boolean } = {}) {
 const versions = async (componentId: string) => (await t.db.select().from(stateVersions).where(eq(stateVersions.componentId, componentId))).length;
 const journal = async (jobId: string) => t.db.select().from(stateJournal).where(eq(stateJournal.jobId, jobId));
 
+/** A running job whose apply makes two changes (base → s2 → s3), the first of them kept by a batch. */
+async function firstOfTwoSent() {
+  const r = await running();
+  const base = doc(1, resource("a", "aa"));
+  await putState(t.db, r.c.access, r.lockId, base);
+  const s3 = doc(3, resource("a", "a2"), resource("b", "bb"));
+  const all = changes(base, doc(2, resource("a", "aa"), resource("b", "bb")), s3);
+  await appendStateJournal(t.db, r.c.access, { step: "apply", lockId: r.lockId, entries: all.slice(0, 1) });
+  return { ...r, all, s3 };
+}
+
 describe("a job's state journal on Planton-managed state", () => {
   it("keeps each change once however often a batch is retried, and compacts them into one write and one version that match the engine's checksum", async () => {
     const { component, c, lockId } = await running();
@@ -90,19 +101,26 @@ describe("a job's state journal on Planton-managed state", () => {
     expect(await journal(c.claim.job.id)).toHaveLength(0);
   });
 
-  it("a commit may bring the step's last changes with it: kept as a batch would be (once, with those already sent), then compacted in the same transaction", async () => {
-    const { component, c, lockId } = await running();
-    const base = doc(1, resource("a", "aa"));
-    await putState(t.db, c.access, lockId, base);
-    const s2 = doc(2, resource("a", "aa"), resource("b", "bb"));
-    const s3 = doc(3, resource("a", "a2"), resource("b", "bb"));
-    const all = changes(base, s2, s3);
-    await appendStateJournal(t.db, c.access, { step: "apply", lockId, entries: all.slice(0, 1) });
+  it("a commit may bring the step's last changes with it: replayed after those already sent (one sent before counted once), compacted in the same transaction", async () => {
+    const { component, c, lockId, all, s3 } = await firstOfTwoSent();
     // The first change again (its batch's answer was lost), and the last one, with the commit.
     const done = await commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(s3).checksum, lockId, entries: all });
     expect(done).toMatchObject({ entries: 2, written: true, match: true, serial: 3 });
     const [row] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id));
     expect(stateDigest(row.state).checksum).toBe(stateDigest(s3).checksum);
+    expect(await journal(c.claim.job.id)).toHaveLength(0);
+  });
+
+  it("a commit whose changes do not give the engine's checksum keeps them with those sent before, sealed, for the whole state the runner then sends", async () => {
+    const { component, c, lockId, all, s3 } = await firstOfTwoSent();
+    const engine = doc(3, resource("a", "other"), resource("b", "bb"));
+    const res = await commitStateJournal(t.db, c.access, { step: "apply", checksum: stateDigest(engine).checksum, lockId, entries: all });
+    expect(res).toMatchObject({ entries: 2, written: false, match: false, checksum: stateDigest(s3).checksum });
+    const kept = await journal(c.claim.job.id);
+    expect(kept.map((r) => r.seq).sort()).toEqual([1, 2]);
+    expect(kept.find((r) => r.seq === 2)!.change).not.toContain('"a2"');
+    expect((await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, component.id)))[0].serial).toBe(1);
+    await putState(t.db, c.access, lockId, engine);
     expect(await journal(c.claim.job.id)).toHaveLength(0);
   });
 

@@ -48,14 +48,19 @@ function sealChanges(entries: StateJournalBatch["entries"]): SealedChange[] {
   }));
 }
 
+/** Refused unless the job holds the Planton-managed state's lock under `lockId`. */
+function checkLockHeld(row: Pick<typeof stateObjects.$inferSelect, "lockInfo" | "lockedByJob"> | undefined, jobId: string, lockId: string): void {
+  if (!row?.lockInfo || row.lockedByJob !== jobId || row.lockInfo.ID !== lockId) {
+    throw conflict(`Nothing was recorded: the state is not locked by this job under lock ID ${lockId}. Take the lock (POST …/state/lock) first.`);
+  }
+}
+
 /** Keeps sealed changes of the job (its row locked by the caller); Planton-managed state must be locked by the job under `lockId`. */
 async function keepChanges(tx: Queryable, access: JobAccess, job: { id: string; orgId: string; componentId: string; backendId: string | null }, step: StateJournalBatch["step"], lockId: string, sealed: SealedChange[]) {
   const [backend] = job.backendId ? await tx.select({ kind: stateBackends.kind }).from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
   if (backend?.kind === PLANTON_MANAGED_KIND) {
     const [row] = await tx.select({ lockInfo: stateObjects.lockInfo, lockedByJob: stateObjects.lockedByJob }).from(stateObjects).where(eq(stateObjects.componentId, job.componentId));
-    if (!row?.lockInfo || row.lockedByJob !== job.id || row.lockInfo.ID !== lockId) {
-      throw conflict(`Nothing was recorded: the state is not locked by this job under lock ID ${lockId}. Take the lock (POST …/state/lock) first.`);
-    }
+    checkLockHeld(row, job.id, lockId);
   }
   await tx
     .insert(stateJournal)
@@ -64,15 +69,23 @@ async function keepChanges(tx: Queryable, access: JobAccess, job: { id: string; 
 }
 
 /**
- * The end of a step's changes (POST …/state/journal/commit): the last changes kept when they came with it,
- * then everything compacted and checked against the engine's final checksum, in one transaction.
+ * The end of a step's changes (POST …/state/journal/commit): everything compacted and checked against the
+ * engine's final checksum, in one transaction. The last changes that came with it are replayed as they came,
+ * after those kept before; they are kept (sealed) only when the compaction leaves the journal kept — a
+ * mismatch, for the runner's whole document — since a written compaction would delete them again at once.
  */
 export async function commitStateJournal(db: Database, access: JobAccess, body: StateJournalCommit): Promise<StateJournalCommitResult> {
-  const sealed = body.entries ? sealChanges(body.entries) : [];
   return db.transaction(async (tx) => {
     const job = await lockLiveJob(tx, access);
-    if (sealed.length) await keepChanges(tx, access, job, body.step, body.lockId!, sealed);
-    return compactStateJournal(tx, access.jobId, { checksum: body.checksum });
+    const entries = body.entries ?? [];
+    const tail: Tail | undefined = entries.length
+      ? {
+          lockId: body.lockId!,
+          changes: entries.map((e) => ({ attemptId: access.attemptId, step: body.step, seq: e.seq, baseSerial: e.baseSerial, lineage: e.delta.lineage, lockId: body.lockId!, open: () => e.delta })),
+          keep: () => keepChanges(tx, access, job, body.step, body.lockId!, sealChanges(entries)),
+        }
+      : undefined;
+    return compactStateJournal(tx, access.jobId, { checksum: body.checksum, tail });
   });
 }
 
@@ -87,12 +100,30 @@ export async function hasStateJournal(db: Queryable, jobId: string): Promise<boo
   return !!row;
 }
 
-type JournalRow = typeof stateJournal.$inferSelect;
+/** A change to replay: a kept one (opened by unsealing it) or one that came with the commit. */
+interface Change {
+  attemptId: string;
+  step: string;
+  seq: number;
+  baseSerial: number;
+  lineage: string;
+  lockId: string;
+  open(): StateDelta;
+}
+
+/** Changes that came with the commit, not kept (yet): `keep` keeps them when the journal is to stay. */
+interface Tail {
+  lockId: string;
+  changes: Change[];
+  keep(): Promise<void>;
+}
+
+const kept = (r: typeof stateJournal.$inferSelect): Change => ({ ...r, open: () => JSON.parse(decryptSecret(r.change)) as StateDelta });
 
 /** The stored state with the changes replayed in order; a change that does not follow the one before (a gap, another serial or lineage) ends the replay. */
-function replay(base: DeltaState | null, rows: JournalRow[], jobId: string, log: Log): { state: DeltaState | null; used: JournalRow[] } {
+function replay(base: DeltaState | null, rows: Change[], jobId: string, log: Log): { state: DeltaState | null; used: Change[] } {
   let state = base;
-  const used: JournalRow[] = [];
+  const used: Change[] = [];
   for (const r of rows) {
     const prev = used.at(-1);
     const follows = (!prev || prev.attemptId !== r.attemptId || prev.step !== r.step || r.seq === prev.seq + 1) && r.baseSerial === (state?.serial ?? 0) && (!state || state.lineage === r.lineage);
@@ -100,8 +131,7 @@ function replay(base: DeltaState | null, rows: JournalRow[], jobId: string, log:
       log(`job ${jobId}: change ${r.attemptId}/${r.step}/${r.seq} applies onto serial ${r.baseSerial} of lineage ${r.lineage}, but the state it would follow is serial ${state?.serial ?? 0}${state ? ` of lineage ${state.lineage}` : " (no state)"}; it and the ${rows.length - used.length - 1} after it were not applied`);
       break;
     }
-    const delta = JSON.parse(decryptSecret(r.change)) as StateDelta;
-    state = applyStateDelta(state ?? { serial: 0, lineage: r.lineage, resources: [] }, delta);
+    state = applyStateDelta(state ?? { serial: 0, lineage: r.lineage, resources: [] }, r.open());
     used.push(r);
   }
   return { state, used };
@@ -111,11 +141,16 @@ function replay(base: DeltaState | null, rows: JournalRow[], jobId: string, log:
  * Compacts the job's journal into one full write of its component's state: the stored state with every
  * change replayed. With `checksum` (the engine's final state), nothing is written unless the result has
  * that checksum, and the changes stay kept for the runner's whole document (which replaces them) or the
- * job's end. Runs in the caller's transaction; another kind's store is reached through it too.
+ * job's end. Runs in the caller's transaction; another kind's store is reached through it too. `tail`: the
+ * changes that came with the commit, replayed after the kept ones (one already kept is not replayed twice):
+ * they are the running attempt's last, and what its batches kept before them is a prefix of the same seqs.
  */
-export async function compactStateJournal(tx: Queryable, jobId: string, opts: { checksum?: string; log?: Log } = {}): Promise<StateJournalCommitResult> {
+export async function compactStateJournal(tx: Queryable, jobId: string, opts: { checksum?: string; log?: Log; tail?: Tail } = {}): Promise<StateJournalCommitResult> {
   const log = opts.log ?? defaultLog;
-  const rows = await tx.select().from(stateJournal).where(eq(stateJournal.jobId, jobId)).orderBy(asc(stateJournal.attemptId), asc(stateJournal.step), asc(stateJournal.seq));
+  const stored = (await tx.select().from(stateJournal).where(eq(stateJournal.jobId, jobId)).orderBy(asc(stateJournal.attemptId), asc(stateJournal.step), asc(stateJournal.seq))).map(kept);
+  const position = (c: Change) => `${c.attemptId}/${c.step}/${c.seq}`;
+  const known = new Set(stored.map(position));
+  const rows = opts.tail ? [...stored, ...opts.tail.changes.filter((c) => !known.has(position(c)))] : stored;
   if (!rows.length) return { entries: 0, written: false, match: !opts.checksum };
   const [job] = await tx.select({ orgId: infraJobs.orgId, componentId: infraJobs.componentId, backendId: infraJobs.backendId }).from(infraJobs).where(eq(infraJobs.id, jobId));
   const [backend] = job?.backendId ? await tx.select().from(stateBackends).where(eq(stateBackends.id, job.backendId)) : [];
@@ -126,20 +161,23 @@ export async function compactStateJournal(tx: Queryable, jobId: string, opts: { 
     await drop();
     return { entries: rows.length, written: false, match: false };
   }
-  const mismatch = (checksum: string) => {
+  // The changes stay kept, the commit's among them: the runner's whole document or the job's end replaces them.
+  const mismatch = async (checksum: string) => {
     log(`job ${jobId}: the state compacted from ${rows.length} change(s) has checksum ${checksum}, not the engine's ${opts.checksum}; nothing was written from them, and the runner sends its whole state instead`);
+    await opts.tail?.keep();
     return { entries: rows.length, written: false, match: false, checksum };
   };
 
   if (backend.kind === PLANTON_MANAGED_KIND) {
     const [row] = await tx.select().from(stateObjects).where(eq(stateObjects.componentId, job.componentId)).for("update");
+    if (opts.tail) checkLockHeld(row, jobId, opts.tail.lockId);
     const { state, used } = replay((row?.state as DeltaState | null) ?? null, rows, jobId, log);
     if (!row || !state || !used.length) {
       await drop();
       return { entries: rows.length, written: false, match: false };
     }
     const { checksum, size } = stateDigest(state);
-    if (opts.checksum && checksum !== opts.checksum) return mismatch(checksum);
+    if (opts.checksum && checksum !== opts.checksum) return await mismatch(checksum);
     const current = row.lineage != null && row.serial != null && row.checksum ? { lineage: row.lineage, serial: row.serial, checksum: row.checksum } : null;
     const refusal = writeRefusal("this component's state", current, { lineage: state.lineage, serial: state.serial, checksum });
     if (refusal) {
@@ -169,7 +207,7 @@ export async function compactStateJournal(tx: Queryable, jobId: string, opts: { 
       return { entries: rows.length, written: false, match: false };
     }
     const { checksum } = stateDigest(state);
-    if (opts.checksum && checksum !== opts.checksum) return mismatch(checksum);
+    if (opts.checksum && checksum !== opts.checksum) return await mismatch(checksum);
     // Written under the lock the runner held when it sent the changes (its store checks it is still held).
     await store.write(key, new Uint8Array(Buffer.from(JSON.stringify(state))), used.at(-1)!.lockId);
     await drop();
