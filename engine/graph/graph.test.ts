@@ -106,6 +106,24 @@ resource "random_id" "ok" {
     expect(result.notStarted.sort()).toEqual(["b", "c", "d"]);
   });
 
+  it("lets the rest of the process in during a walk whose nodes never wait (timers and I/O run between them)", async () => {
+    const g = new Graph();
+    for (let i = 0; i < 100; i++) g.add(`n${String(i).padStart(3, "0")}`);
+    let completed = 0;
+    let completedWhenTimerRan: number | undefined;
+    setTimeout(() => (completedWhenTimerRan = completed), 0);
+    // Each node works a millisecond of CPU and returns without awaiting anything, as a local provider's node does.
+    await walk(g, async () => {
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+      completed++;
+    });
+    expect(completed).toBe(100);
+    // Before, the walk was one chain of microtasks: the timer ran only after the last node.
+    expect(completedWhenTimerRan).toBeDefined();
+    expect(completedWhenTimerRan!).toBeLessThan(100);
+  });
+
   it("reverses edges for destroy order", () => {
     const g = new Graph();
     g.connect("file", "dir");
