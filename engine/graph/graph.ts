@@ -115,10 +115,13 @@ export class Graph {
  * Tried once before and reverted (73de7c4): the local provider's file calls went through the thread pool
  * then, which let the loop turn at every file anyway, and the extra turns only made uploads smaller and more.
  * Its calls are synchronous now, and without turns the walk's events waited for the walk's end: event
- * latency p99 92–113 ms in the benchmark's walk phase (1–100 viewers) against 39–69 with them (one run at
- * 122), throughput the same (164–193 against 169–197 update jobs a minute through one runner, interleaved).
+ * latency p99 92–113 ms in the benchmark's walk phase (1–100 viewers) against 39–69 with turns every 4 ms (one
+ * run at 122), throughput the same (164–193 against 169–197 update jobs a minute through one runner, interleaved).
+ * Every 1 ms against 4 (three interleaved pairs of the event phases, two of the throughput phase; two more pairs
+ * against 2 ms): walk p99 with one viewer 31–35 ms against 48–50 (2 ms: 36–43), with 10 and 100 viewers within
+ * the noise (26–60 / 55–70 against 30–44 / 45–100), 199–203 update jobs a minute against 179–202.
  */
-const TURN_MS = 4;
+const TURN_MS = 1;
 let turnAt = performance.now();
 let marked = false;
 
