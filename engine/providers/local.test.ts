@@ -1,5 +1,7 @@
 // The local provider's confinement with real files and real symbolic links: nothing is read, written
 // or deleted outside the connection root, whatever links lie inside it.
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, openSync } from "node:fs";
 import { chmod, mkdir, readFile, readdir, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -81,6 +83,27 @@ describe("local provider: symbolic links never lead out of the root", () => {
     const s = await create(p, "local_file", { ...FILE, filename: "alias/page.txt", content: "inside" });
     expect(await readFile(path.join(root, "real", "page.txt"), "utf8")).toBe("inside");
     expect((await p.read({ address: "local_file.t", type: "local_file", state: s })).state).toMatchObject({ content: "inside", file_permission: "0644" });
+  });
+});
+
+describe("local provider: what is not a regular file", () => {
+  it("a FIFO at a file's name is refused, read or written, and never waited on — whether or not something reads it", async () => {
+    const root = await tempDir();
+    execFileSync("mkfifo", [path.join(root, "pipe")]);
+    const p = await providerIn(root);
+    const refused = `local_file.t: pipe is not a regular file; the local provider reads and writes regular files only. Remove what is there or use another path under the connection root ${root}`;
+    // Nothing reads it: a blocking open for writing would wait forever (and these calls block the whole process).
+    await expect(create(p, "local_file", { ...FILE, filename: "pipe" })).rejects.toThrow(refused);
+    // Something reads it: the open succeeds, and what it opened is still refused, nothing written.
+    const reader = openSync(path.join(root, "pipe"), constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      await expect(create(p, "local_file", { ...FILE, filename: "pipe" })).rejects.toThrow(refused);
+    } finally {
+      closeSync(reader);
+    }
+    expect((await stat(path.join(root, "pipe"))).isFIFO()).toBe(true);
+    expect((await p.read({ address: "local_file.t", type: "local_file", state: { ...FILE, filename: "pipe", id: "x" } })).state).toBeNull();
+    await expect(p.files.readBytes("data.local_file.t", "pipe")).rejects.toThrow("data.local_file.t: pipe is not a regular file");
   });
 });
 

@@ -205,13 +205,25 @@ export function createLocalProvider(): Provider & { files: LocalFiles } {
     if (realpathSync.native(dir) !== dir) throw new Error(`${address}: path ${String(p)} is outside the connection root ${root}; use a path inside it`);
   }
 
+  const notAFile = (address: string, p: unknown) => new Error(`${address}: ${String(p)} is not a regular file; the local provider reads and writes regular files only. Remove what is there or use another path under the connection root ${root}`);
+
   function writeFileAt(address: string, p: unknown, file: string, content: string | Uint8Array, fileMode: number): void {
-    noLink(address, p, () =>
-      withFd(openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, granted(fileMode)), (fd) => {
+    noLink(address, p, () => {
+      let fd: number;
+      try {
+        // O_NONBLOCK: a FIFO planted at the name must not hang the write — and with these calls synchronous, the
+        // whole process — when nothing reads it (the open then fails with ENXIO); a regular file ignores the flag.
+        fd = openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NONBLOCK, granted(fileMode));
+      } catch (e) {
+        if (errno(e) === "ENXIO") throw notAFile(address, p);
+        throw e;
+      }
+      withFd(fd, (fd) => {
+        if (!fstatSync(fd).isFile()) throw notAFile(address, p);
         fchmodSync(fd, granted(fileMode));
         writeFileSync(fd, content);
-      }),
-    );
+      });
+    });
   }
 
   function chmodFolder(address: string, p: unknown, dir: string, dirMode: number): void {
@@ -230,7 +242,7 @@ export function createLocalProvider(): Provider & { files: LocalFiles } {
           throw e;
         }
         return withFd(fd, (fd) => {
-          if (!fstatSync(fd).isFile()) throw new Error(`${address}: ${String(p)} is not a regular file`);
+          if (!fstatSync(fd).isFile()) throw notAFile(address, p);
           return readFileSync(fd);
         });
       });
