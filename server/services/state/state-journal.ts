@@ -78,11 +78,12 @@ export async function commitStateJournal(db: Database, access: JobAccess, body: 
   return db.transaction(async (tx) => {
     const job = await lockLiveJob(tx, access);
     const entries = body.entries ?? [];
+    const lockId = body.lockId!; // the request's schema requires one with changes (read only when there are some)
     const tail: Tail | undefined = entries.length
       ? {
-          lockId: body.lockId!,
-          changes: entries.map((e) => ({ attemptId: access.attemptId, step: body.step, seq: e.seq, baseSerial: e.baseSerial, lineage: e.delta.lineage, lockId: body.lockId!, open: () => e.delta })),
-          keep: () => keepChanges(tx, access, job, body.step, body.lockId!, sealChanges(entries)),
+          lockId,
+          changes: entries.map((e) => ({ attemptId: access.attemptId, step: body.step, seq: e.seq, baseSerial: e.baseSerial, lineage: e.delta.lineage, lockId, open: () => e.delta })),
+          keep: () => keepChanges(tx, access, job, body.step, lockId, sealChanges(entries)),
         }
       : undefined;
     return compactStateJournal(tx, access.jobId, { checksum: body.checksum, tail });
