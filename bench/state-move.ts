@@ -8,6 +8,7 @@
 //   npx tsx bench/state-move.ts                 (1 000 and 10 000 states; a few minutes on a busy 2-core machine)
 //   npx tsx bench/state-move.ts --quick         (1 000 states)
 //   npx tsx bench/state-move.ts --states 500,5000 --destinations local
+//   npx tsx bench/state-move.ts --watchers 0   (nobody following the move; default 1, an admin's open wizard)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,7 +20,8 @@ import { newId } from "../lib/ids";
 import { storedStateOf } from "../state-backends/rules";
 import type { StateStore } from "../state-backends/types";
 import { encryptSecret } from "../server/crypto";
-import { moveRun, startMove } from "../server/services/state-backends/move";
+import { moveRun, startMove, watchCurrentMove } from "../server/services/state-backends/move";
+import { currentMoveSchema } from "../lib/api/state-schemas";
 import { openStore } from "../server/services/state-backends/open-store";
 import { seedTestOrg } from "../test/fixtures";
 import { startS3rver, type S3Server } from "../test/object-stores";
@@ -33,12 +35,13 @@ const HELP = `Usage: npx tsx bench/state-move.ts [options]
   --states 1000,10000      how many Planton-managed states each run moves (default 1000,10000)
   --destinations local,s3  where to (default local,s3; s3 is s3rver)
   --concurrency N          raw PUTs in flight (default 64: the store calls a move has in flight, across its chunks)
+  --watchers N             pages following each move live, through the wizard's watch (default 1)
   --help
 `;
 
 function parameters() {
   const { values } = parseArgs({
-    options: { quick: { type: "boolean", default: false }, states: { type: "string" }, destinations: { type: "string" }, concurrency: { type: "string" }, help: { type: "boolean", default: false } },
+    options: { quick: { type: "boolean", default: false }, states: { type: "string" }, destinations: { type: "string" }, concurrency: { type: "string" }, watchers: { type: "string" }, help: { type: "boolean", default: false } },
   });
   if (values.help) {
     process.stdout.write(HELP);
@@ -49,7 +52,9 @@ function parameters() {
   const destinations = (values.destinations ?? "local,s3").split(",").map((s) => s.trim());
   for (const d of destinations) if (d !== "local" && d !== "s3") throw new Error(`--destinations takes local and s3, not ${d}`);
   const concurrency = Number(values.concurrency ?? 64);
-  return { states, destinations: destinations as ("local" | "s3")[], concurrency };
+  const watchers = Number(values.watchers ?? 1);
+  if (!Number.isInteger(watchers) || watchers < 0) throw new Error(`--watchers takes a whole number, not ${values.watchers}`);
+  return { states, destinations: destinations as ("local" | "s3")[], concurrency, watchers };
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -192,7 +197,13 @@ async function main() {
       const rawCost = perThousand(rawCpu, cpu(), n);
       await store.close?.();
 
-      note(`moving ${n} states to ${dest}…`);
+      note(`moving ${n} states to ${dest}${p.watchers ? ` with ${p.watchers} page${p.watchers === 1 ? "" : "s"} following it` : ""}…`);
+      // Pages following the move as the wizard does: the watch the console serves them, each value as its SSE carries it.
+      const watch = new AbortController();
+      const watched = { values: 0, bytes: 0 };
+      const watching = Array.from({ length: p.watchers }, async () => {
+        for await (const v of watchCurrentMove(handle, org.actor(), watch.signal)) (watched.values += 1), (watched.bytes += JSON.stringify(currentMoveSchema.parse(v)).length);
+      });
       const moveCpu = cpu();
       const moveStart = performance.now();
       const move = await startMove(db, org.actor(), { to: { "*": name } });
@@ -200,13 +211,16 @@ async function main() {
       await moveRun(move.id);
       const moveSeconds = (performance.now() - moveStart) / 1000;
       const moveCost = perThousand(moveCpu, cpu(), n);
+      watch.abort();
+      await Promise.all(watching);
       const steps = await db.select({ step: stateMoveItems.step, n: sql<number>`count(*)::int` }).from(stateMoveItems).where(eq(stateMoveItems.moveId, move.id)).groupBy(stateMoveItems.step);
       const done = Number(steps.find((s) => s.step === "done")?.n ?? 0);
       if (done !== n) throw new Error(`the move to ${dest} ended with ${JSON.stringify(steps)}, not ${n} done`);
       const moveRate = n / moveSeconds;
       const rawRate = n / rawSeconds;
       const where = dest === "s3" ? "s3 (s3rver)" : "local directory";
-      results.push([String(n), where, `${moveRate.toFixed(0)}/s`, `${moveSeconds.toFixed(2)} s (start ${startSeconds.toFixed(2)} s)`, `${rawRate.toFixed(0)}/s`, `${((moveRate / rawRate) * 100).toFixed(0)} %`, moveRate >= 500 && moveRate / rawRate >= 0.5 ? "met" : "not met", `${loadBefore} → ${load()}`]);
+      const followed = p.watchers ? `${p.watchers}: ${watched.values} values, ${(watched.bytes / 1e6).toFixed(1)} MB` : "none";
+      results.push([String(n), where, `${moveRate.toFixed(0)}/s`, `${moveSeconds.toFixed(2)} s (start ${startSeconds.toFixed(2)} s)`, `${rawRate.toFixed(0)}/s`, `${((moveRate / rawRate) * 100).toFixed(0)} %`, moveRate >= 500 && moveRate / rawRate >= 0.5 ? "met" : "not met", followed, `${loadBefore} → ${load()}`]);
       console.log(`  ${results.at(-1)!.join("  ")}`);
       const s = (v: number) => (Number.isNaN(v) ? "n/a" : v.toFixed(2));
       cpuRows.push([String(n), where, "raw PUT", s(rawCost.own), s(rawCost.main), dest === "s3" ? s(rawCost.s3rver) : "-", s(rawCost.postgres)]);
@@ -227,8 +241,8 @@ async function main() {
     for (const r of [header, ...rows]) console.log(`  ${r.map((c, i) => c.padEnd(widths[i])).join("  ")}`);
   };
   console.log("\nState move off Planton-managed storage (each state: held, locked, copied, read back, switched, unlocked):");
-  table(["STATES", "DESTINATION", "MOVED", "TOOK", "RAW PUT", "RATIO", "TARGET (≥ 500/s and ≥ 50 %)", "LOAD (1 min)"], results);
-  console.log("\nCPU-seconds per 1 000 states (this process runs the move service and the store clients; its main thread is the JavaScript, the rest its thread pool — a local directory's file system calls — and GC):");
+  table(["STATES", "DESTINATION", "MOVED", "TOOK", "RAW PUT", "RATIO", "TARGET (≥ 500/s and ≥ 50 %)", "PAGES FOLLOWING", "LOAD (1 min)"], results);
+  console.log("\nCPU-seconds per 1 000 states (this process runs the move service, the store clients and the pages' watch; its main thread is the JavaScript, the rest its thread pool — a local directory's file system calls — and GC):");
   table(["STATES", "DESTINATION", "PHASE", "THIS PROCESS", "MAIN THREAD", "S3RVER", "POSTGRES"], cpuRows);
   for (const line of notes) console.log(`\n${line}`);
   console.log(`\n${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown"}), node ${process.version}; raw PUT = StateStore.write of the same bytes, ${p.concurrency} in flight.`);

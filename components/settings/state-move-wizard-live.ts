@@ -1,6 +1,7 @@
 // The organization's state move in the browser: read once from `stateMoves.current`, then kept
 // up to date by the `stateMoves.watch` subscription (SSE, the job pages' transport), which answers
-// the whole current move on every change, so every open page shows the same move without polling.
+// the current move (its counts and the items worth showing, see MOVE_ITEMS_SHOWN) as its steps commit,
+// so every open page shows the same move without polling.
 "use client";
 import { useEffect, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -31,7 +32,7 @@ export function useCurrentStateMove(org: string) {
       { org },
       {
         onStarted: () => setStream("live"),
-        // Each value is the whole current move, so the newest one simply replaces what the page shows.
+        // Each value is the whole current view, so the newest one simply replaces what the page shows.
         onData: (next) => {
           // Never back to an older move: a value read just before a start committed may arrive after its answer.
           const shown = queryClient.getQueryData<CurrentMove>(currentKey)?.move;

@@ -16,18 +16,16 @@ import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { useDeleteDialog } from "./delete-dialog";
 import { KeyCell } from "./state-move-wizard-review";
+import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/api/state-schemas";
 import { NOTHING_LEFT, type StateMove, type StateMoveItem } from "./state-move-wizard-live";
 
-/** Rows drawn at most: a move of thousands shows its failures and the first of the rest (the counts cover all). */
-const MAX_ROWS = 500;
-
 /** Each step a component's move goes through, as the table says it. */
-const STEP_SHOWN: Record<StateMoveItem["step"], { label: string; tone: BadgeTone; busy?: boolean }> = {
+const STEP_SHOWN: Record<StateMoveItem["step"], { label: string; tone: BadgeTone }> = {
   pending: { label: "waiting", tone: "gray" },
-  held: { label: "jobs held", tone: "blue", busy: true },
-  locked: { label: "state locked", tone: "blue", busy: true },
-  copied: { label: "copied, checked", tone: "indigo", busy: true },
-  switched: { label: "switched", tone: "indigo", busy: true },
+  held: { label: "jobs held", tone: "blue" },
+  locked: { label: "state locked", tone: "blue" },
+  copied: { label: "copied, checked", tone: "indigo" },
+  switched: { label: "switched", tone: "indigo" },
   done: { label: "moved", tone: "green" },
   failed: { label: "failed", tone: "red" },
   rolled_back: { label: "rolled back", tone: "yellow" },
@@ -49,9 +47,8 @@ export function MoveProgress({
   const org = useOrg();
   const trpc = useTRPC();
   const running = move.status === "running";
-  const { total, done, failed, rolledBack } = move.progress;
+  const { total, done, failed, rolledBack, inFlight } = move.progress;
   const settled = done + failed + rolledBack;
-  const inFlight = move.items.filter((i) => STEP_SHOWN[i.step].busy).length;
   const percent = total ? Math.round((settled / total) * 100) : 100;
 
   const retry = useMutation(trpc.stateMoves.retry.mutationOptions({ onSuccess: (m) => show(m), onError: (err) => toast.error(messageOf(err)) }));
@@ -65,8 +62,8 @@ export function MoveProgress({
     refresh: [trpc.stateBackends.plantonManaged.queryKey({ org: org.slug })],
     done: (i) => `Rolled back ${i.component}: its state is on ${i.from} again`,
   });
-  const failedItems = move.items.filter((i) => i.step === "failed");
-  const rows = move.items.length <= MAX_ROWS ? move.items : [...failedItems.slice(0, MAX_ROWS), ...move.items.filter((i) => i.step !== "failed")].slice(0, MAX_ROWS);
+  // The live view carries at most MOVE_ITEMS_SHOWN items, failed first, then in flight (a start's answer carries every one).
+  const rows = move.items.slice(0, MOVE_ITEMS_SHOWN);
   const destinations = Object.entries(move.destinations)
     .map(([p, b]) => `${p} → ${b}`)
     .join(", ");
@@ -135,7 +132,7 @@ export function MoveProgress({
                   <Td className="text-right tabular-nums">{formatBytes(i.size)}</Td>
                   <Td className="max-w-md whitespace-normal!">
                     <Badge tone={step.tone}>
-                      {step.busy && running && <Spinner className="h-3 w-3" />}
+                      {running && (MOVE_STEPS_IN_FLIGHT as readonly string[]).includes(i.step) && <Spinner className="h-3 w-3" />}
                       {step.label}
                     </Badge>
                     {i.error && <p className="mt-1 text-xs text-rose-700">{i.error}</p>}
@@ -154,9 +151,9 @@ export function MoveProgress({
             })}
           </Tbody>
         </Table>
-        {rows.length < move.items.length && (
-          <p className="border-t border-slate-100 px-5 py-3 text-xs text-slate-500">
-            Showing {rows.length} of {move.items.length} components{failedItems.length ? ", failed ones first" : ""}; the counts above cover every one.
+        {rows.length < total && (
+          <p className="border-t border-slate-100 px-5 py-3 text-xs text-slate-500" data-testid="move-items-shown">
+            Showing {rows.length} of {total} components{failed ? ", failed ones first" : ""}{running ? ", then those in progress" : ""}; the counts above cover every one.
           </p>
         )}
       </Card>

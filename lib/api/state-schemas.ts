@@ -133,7 +133,17 @@ export const moveOffBody = z.object({
 export const migrateBackendBody = z.object({ to: z.string().min(1), dryRun: z.boolean().default(false) });
 
 export const MOVE_STEPS = ["pending", "held", "locked", "copied", "switched", "done", "failed", "rolled_back"] as const;
+/** The steps an item is in while its move works on it (between waiting and an end). */
+export const MOVE_STEPS_IN_FLIGHT = ["held", "locked", "copied", "switched"] as const satisfies readonly (typeof MOVE_STEPS)[number][];
+/** The steps of an item its move has not finished with (a run resumes these). */
+export const MOVE_STEPS_UNFINISHED = ["pending", ...MOVE_STEPS_IN_FLIGHT] as const;
 export const MOVE_STATUSES = ["running", "succeeded", "failed"] as const;
+/**
+ * Items a live view of a move carries at most (`current`, the watch, `get` with `limit`): the failed ones first, then
+ * those in flight, then the rest. A move of 10 000 states answered whole is 4.5 MB and a quarter of a CPU-second to
+ * read, and a page following it read it on every committed step — it halved the move's own speed.
+ */
+export const MOVE_ITEMS_SHOWN = 200;
 
 export const moveItemSchema = z
   .object({
@@ -169,8 +179,12 @@ export const stateMoveSchema = z
     startedBy: z.string(),
     createdAt: timestamp,
     finishedAt: timestamp.nullable(),
-    progress: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), rolledBack: z.number().int() }),
-    items: z.array(moveItemSchema),
+    progress: z
+      .object({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), rolledBack: z.number().int(), inFlight: z.number().int() })
+      .meta({ description: "Counts over every item, also when `items` carries only some" }),
+    items: z.array(moveItemSchema).meta({
+      description: `Every item, by environment and component; a live view (current, the watch, get with limit) carries at most ${MOVE_ITEMS_SHOWN} (or limit): failed first, then in flight, then the rest`,
+    }),
   })
   .meta({ id: "StateMove" });
 

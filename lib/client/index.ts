@@ -267,7 +267,8 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       start: (to: Record<string, string>) => post<StateMove>("/state-moves", { to }),
       /** The running move, else the latest, and how many states are left on Planton-managed storage. */
       current: () => get<CurrentStateMove>("/state-moves/current"),
-      get: (moveId: string) => get<StateMove>(`/state-moves/${q(moveId)}`),
+      /** The move with every item; with `limit`, its counts and at most that many items, failed first (0: the counts alone). */
+      get: (moveId: string, opts: { limit?: number } = {}) => get<StateMove>(`/state-moves/${q(moveId)}${query(opts)}`),
       retry: (moveId: string) => post<StateMove>(`/state-moves/${q(moveId)}/retry`),
       rollback: (moveId: string, itemId: string) => post<StateMove>(`/state-moves/${q(moveId)}/items/${q(itemId)}/rollback`),
       /** One component's state to another backend (or only the dry run). */

@@ -370,6 +370,11 @@ describe("the typed client against the real server", () => {
     const got = await admin.stateMoves.get(started.id);
     conforms("get", "/state-moves/{id}", 200, got);
     expect(got.progress).toMatchObject({ total: 2, done: 2, failed: 0 });
+    // With ?limit the counts still cover every item (what the CLI reads while it follows a move).
+    const counts = await admin.stateMoves.get(started.id, { limit: 0 });
+    conforms("get", "/state-moves/{id}", 200, counts);
+    expect([counts.items, counts.progress]).toEqual([[], got.progress]);
+    expect((await admin.stateMoves.get(started.id, { limit: 1 })).items).toEqual([got.items[0]]);
     const site = got.items.find((i) => i.component === "site")!;
     const rolled = await admin.stateMoves.rollback(started.id, site.id!);
     conforms("post", "/state-moves/{id}/items/{itemId}/rollback", 200, rolled);

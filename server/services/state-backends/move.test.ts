@@ -23,7 +23,8 @@ import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { startScheduler } from "../jobs/scheduler";
 import { lockState, unlockState } from "../runners/state";
-import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, moveRunLockKey, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, type MoveHooks } from "./move";
+import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/api/state-schemas";
+import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, moveRunLockKey, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, watchCurrentMove, type MoveHooks } from "./move";
 import { openStore } from "./open-store";
 import { plantonManagedKey, PlantonManagedStore } from "./planton-managed-store";
 
@@ -61,6 +62,16 @@ async function orgWithStates(n = 3): Promise<Setup> {
     await pm.unlock(key, "seed");
   }
   return setup;
+}
+
+/** The state of the setup's `index`th component locked by a job a runner claimed (as an apply in progress holds it). */
+async function lockedByJob(setup: Setup, index: number) {
+  const runner = await testRunner(t.db, setup.org);
+  await createJob(t.db, setup.org.actor(), { componentId: setup.components[index].id, operation: "refresh" });
+  const c = (await claim(t.db, runner))!;
+  const lock = await lockState(t.db, c.access, { Operation: "OperationTypeApply" });
+  if (!lock.ok) throw new Error(lock.message);
+  return { c, lock };
 }
 
 let seq = 0;
@@ -305,11 +316,7 @@ describe("the move's guarantees", () => {
   it("fails an item whose state a job holds locked, naming the job; retry moves it once the job let go", async () => {
     const setup = await orgWithStates(2);
     const to = await destination(setup, "local");
-    const runner = await testRunner(t.db, setup.org);
-    await createJob(t.db, setup.org.actor(), { componentId: setup.components[1].id, operation: "refresh" });
-    const c = (await claim(t.db, runner))!;
-    const lock = await lockState(t.db, c.access, { Operation: "OperationTypeApply" });
-    if (!lock.ok) throw new Error(lock.message);
+    const { c, lock } = await lockedByJob(setup, 1);
     const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
     await moveRun(move.id);
     const ended = await getMove(t.db, setup.org.actor(), { id: move.id });
@@ -325,6 +332,54 @@ describe("the move's guarantees", () => {
     await moveRun(move.id);
     expect((await getMove(t.db, setup.org.actor(), { id: move.id })).status).toBe("succeeded");
     await expectMoved(setup, to);
+  });
+
+  it("a live view carries the counts over every item and at most its limit of items, failed first, then in flight; the watch answers it as the steps commit, to the end", async () => {
+    const setup = await orgWithStates(5);
+    const to = await destination(setup, "local");
+    const { c, lock } = await lockedByJob(setup, 4);
+    const watch = new AbortController();
+    const seen: Awaited<ReturnType<typeof currentMove>>[] = [];
+    let ended!: () => void;
+    const end = new Promise<void>((resolve) => (ended = resolve));
+    const watching = (async () => {
+      for await (const v of watchCurrentMove(t, setup.org.actor(), watch.signal)) {
+        seen.push(v);
+        if (v.move && v.move.status !== "running") ended();
+      }
+    })();
+
+    const RANK = ["failed", ...MOVE_STEPS_IN_FLIGHT, "pending"] as string[];
+    const rank = (step: string) => (RANK.includes(step) ? RANK.indexOf(step) : RANK.length);
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } }, { hooks: stop("copied"), chunkSize: 2 });
+    await moveRun(move.id);
+    const all = await getMove(t.db, setup.org.actor(), { id: move.id });
+    const mid = await getMove(t.db, setup.org.actor(), { id: move.id, limit: 3 });
+    expect(all.items).toHaveLength(5);
+    expect(mid.items).toHaveLength(3);
+    expect(mid.progress).toEqual(all.progress);
+    expect(mid.progress.total).toBe(5);
+    expect(mid.progress.inFlight).toBe(all.items.filter((i) => (MOVE_STEPS_IN_FLIGHT as readonly string[]).includes(i.step)).length);
+    expect(mid.progress.inFlight).toBeGreaterThan(0);
+    const ranks = mid.items.map((i) => rank(i.step));
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+    // The three carried are the three that come first among all five.
+    expect(ranks).toEqual(all.items.map((i) => rank(i.step)).sort((a, b) => a - b).slice(0, 3));
+
+    await resumeMove(t.db, move.id);
+    await end;
+    const final = await getMove(t.db, setup.org.actor(), { id: move.id });
+    expect(final.status).toBe("failed");
+    expect(final.progress).toEqual({ total: 5, done: 4, failed: 1, rolledBack: 0, inFlight: 0 });
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id, limit: 1 })).items.map((i) => [i.component, i.step])).toEqual([[setup.components[4].name, "failed"]]);
+    expect((await getMove(t.db, setup.org.actor(), { id: move.id, limit: 0 })).items).toEqual([]);
+    // The watch's last value is the move as it ended; every value carried at most MOVE_ITEMS_SHOWN items.
+    expect(seen.at(-1)!.move).toEqual((await currentMove(t.db, setup.org.actor())).move);
+    expect(seen.at(-1)!.move!.items[0].step).toBe("failed");
+    expect(seen.every((v) => (v.move?.items.length ?? 0) <= MOVE_ITEMS_SHOWN)).toBe(true);
+    watch.abort();
+    await watching;
+    await unlockState(t.db, c.access, lock.lock.ID);
   });
 
   it("switches nothing when the copy read back is not the copied bytes: the item fails naming both checksums, the component stays where it was, unheld and unlocked; a retry copies it again", async () => {

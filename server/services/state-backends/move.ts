@@ -9,9 +9,9 @@ import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "d
 import pLimit, { type LimitFunction } from "p-limit";
 import { z } from "zod";
 import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
-import { handleOf, rowsOf, type Database, type Queryable, type SessionLock } from "@/db/client";
+import { handleOf, rowsOf, type Database, type DatabaseHandle, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
-import { migrateBackendBody, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
+import { migrateBackendBody, MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT, MOVE_STEPS_UNFINISHED, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
 import { StateLockedError, storedChecksum, writeRefusal } from "@/state-backends/rules";
@@ -21,6 +21,7 @@ import type { Actor } from "../../actor";
 import { holdWhileArmed } from "@/engine/providers/test-gate";
 import { recordAudit } from "../../audit";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
+import { subscribeChannel } from "../jobs/events";
 import { JOB_QUEUED_CHANNEL, notifyQueue } from "../jobs/transitions";
 import { accessErrorSentence, runAccessTest, type AccessCheck } from "./access-test";
 import { openStore, type BackendRow } from "./open-store";
@@ -516,7 +517,7 @@ async function runMove(db: Database, moveId: string, lock: SessionLock, opts: Ru
       .from(stateMoveItems)
       .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
       .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
-      .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, ["pending", "held", "locked", "copied", "switched"])))
+      .where(and(eq(stateMoveItems.moveId, moveId), inArray(stateMoveItems.step, [...MOVE_STEPS_UNFINISHED])))
       .orderBy(asc(stateMoveItems.id))).map((r) => ({ ...r.item, component: r.component, environment: r.environment, lock: moveLockId(r.item.id) }));
     // Chunks of 50 to 200 items, as many as fill every lane in each round (1 000 items: 8 of 125, not 5 of 200 with the fifth alone at the end).
     const lanes = opts.parallelChunks ?? 4;
@@ -830,9 +831,9 @@ async function failItem(ctx: RunContext, item: RunItem, reason: string) {
 
 async function endMove(ctx: RunContext) {
   await ctx.db.transaction(async (tx) => {
-    const counts = await tx.select({ step: stateMoveItems.step, n: sql<number>`count(*)::int` }).from(stateMoveItems).where(eq(stateMoveItems.moveId, ctx.move.id)).groupBy(stateMoveItems.step);
-    const n = (s: string) => Number(counts.find((c) => c.step === s)?.n ?? 0);
-    if (counts.some((c) => ["pending", "held", "locked", "copied", "switched"].includes(c.step) && Number(c.n) > 0)) return;
+    const counts = await stepCounts(tx, ctx.move.id);
+    const n = (s: Step) => counts.get(s) ?? 0;
+    if (MOVE_STEPS_UNFINISHED.some((s) => n(s) > 0)) return;
     const status = n("failed") ? "failed" : "succeeded";
     const [ended] = await tx.update(stateMoves).set({ status, finishedAt: new Date(), updatedAt: new Date() }).where(and(eq(stateMoves.id, ctx.move.id), eq(stateMoves.status, "running"))).returning();
     if (!ended) return;
@@ -851,6 +852,14 @@ async function endMove(ctx: RunContext) {
 // ── Retry and rollback ──────────────────────────────────────────────────────────────────────────
 
 export const moveIdInput = z.object({ id: z.string().min(1) });
+export const getMoveInput = moveIdInput.extend({
+  limit: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: "At most this many items, failed first, then in flight, then the rest (0: the progress counts alone); every item when left out" }),
+});
 export const rollbackInput = z.object({ id: z.string().min(1), itemId: z.string().min(1) });
 
 async function moveRow(db: Queryable, orgId: string, id: string): Promise<MoveRow> {
@@ -952,9 +961,24 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
 
 // ── Reading ─────────────────────────────────────────────────────────────────────────────────────
 
-async function moveView(db: Queryable, move: MoveRow) {
+/** How many of a move's items are at each step. */
+async function stepCounts(db: Queryable, moveId: string): Promise<Map<Step, number>> {
+  const rows = await db.select({ step: stateMoveItems.step, n: sql<number>`count(*)::int` }).from(stateMoveItems).where(eq(stateMoveItems.moveId, moveId)).groupBy(stateMoveItems.step);
+  return new Map(rows.map((r) => [r.step as Step, Number(r.n)]));
+}
+
+function progressOf(counts: Map<Step, number>) {
+  const n = (...steps: readonly Step[]) => steps.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
+  return { total: n(...counts.keys()), done: n("done"), failed: n("failed"), rolledBack: n("rolled_back"), inFlight: n(...MOVE_STEPS_IN_FLIGHT) };
+}
+
+/** Which items a bounded view carries first: failed, then in flight, then waiting; the ended ones (null here: last) after. */
+const SHOWN_FIRST = sql`array_position(array[${sql.join(["failed", ...MOVE_STEPS_IN_FLIGHT, "pending"].map((s) => sql`${s}`), sql`, `)}]::text[], ${stateMoveItems.step})`;
+
+/** A move with its items (every one, or at most `limit` of them for a live view, see MOVE_ITEMS_SHOWN) and the counts over all. */
+async function moveView(db: Queryable, move: MoveRow, limit?: number) {
   const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
-  const rows = await db
+  const query = db
     .select({
       item: stateMoveItems,
       component: infraComponents.name,
@@ -967,8 +991,16 @@ async function moveView(db: Queryable, move: MoveRow) {
     .innerJoin(infraComponents, eq(infraComponents.id, stateMoveItems.componentId))
     .innerJoin(environments, eq(environments.id, infraComponents.environmentId))
     .leftJoin(stateObjects, eq(stateObjects.componentId, stateMoveItems.componentId))
-    .where(eq(stateMoveItems.moveId, move.id))
-    .orderBy(asc(environments.name), asc(infraComponents.name));
+    .$dynamic();
+  // A bounded view picks its items from the move's own rows (item ids sort as the plan ordered them: by environment,
+  // then component), so only those it carries are joined: at 10 000 items, a few milliseconds instead of 60.
+  const shown = db.select({ id: stateMoveItems.id }).from(stateMoveItems).where(eq(stateMoveItems.moveId, move.id)).orderBy(SHOWN_FIRST, asc(stateMoveItems.id)).limit(limit ?? 0);
+  const rows =
+    limit === undefined
+      ? await query.where(eq(stateMoveItems.moveId, move.id)).orderBy(asc(environments.name), asc(infraComponents.name))
+      : limit === 0
+        ? []
+        : await query.where(inArray(stateMoveItems.id, shown)).orderBy(SHOWN_FIRST, asc(stateMoveItems.id));
   const name = (id: string) => backends.get(id)?.name ?? id;
   const items = rows.map(({ item, ...r }) => ({
     id: item.id,
@@ -987,13 +1019,17 @@ async function moveView(db: Queryable, move: MoveRow) {
     error: item.error,
     canRollBack: item.step === "done" && backends.get(item.fromBackendId)?.kind === PLANTON_MANAGED_KIND && !!r.kept && r.movedTo === item.toBackendId && r.backendNow === item.toBackendId,
   }));
-  return moveViewOf(move, name, items);
+  return moveViewOf(move, name, items, limit === undefined ? undefined : await stepCounts(db, move.id));
 }
 
 type ItemView = z.output<typeof moveItemSchema> & { id: string };
 
-/** A move as the API answers it, with `items` (ordered by environment, then component) and the backend names `name` gives. */
-function moveViewOf(move: MoveRow, name: (id: string) => string, items: ItemView[]) {
+/** A move as the API answers it, with `items` and the backend names `name` gives; the counts are those of `items` unless given. */
+function moveViewOf(move: MoveRow, name: (id: string) => string, items: ItemView[], counts?: Map<Step, number>) {
+  if (!counts) {
+    counts = new Map();
+    for (const i of items) counts.set(i.step, (counts.get(i.step) ?? 0) + 1);
+  }
   return {
     id: move.id,
     status: move.status as "running" | "succeeded" | "failed",
@@ -1002,19 +1038,14 @@ function moveViewOf(move: MoveRow, name: (id: string) => string, items: ItemView
     startedBy: move.startedByLabel,
     createdAt: move.createdAt,
     finishedAt: move.finishedAt,
-    progress: {
-      total: items.length,
-      done: items.filter((i) => i.step === "done").length,
-      failed: items.filter((i) => i.step === "failed").length,
-      rolledBack: items.filter((i) => i.step === "rolled_back").length,
-    },
+    progress: progressOf(counts),
     items,
   };
 }
 
-export async function getMove(db: Queryable, actor: Actor, raw: z.input<typeof moveIdInput>) {
-  const input = moveIdInput.parse(raw);
-  return moveView(db, await moveRow(db, actor.orgId, input.id));
+export async function getMove(db: Queryable, actor: Actor, raw: z.input<typeof getMoveInput>) {
+  const input = getMoveInput.parse(raw);
+  return moveView(db, await moveRow(db, actor.orgId, input.id), input.limit);
 }
 
 /** The running move, else the latest; and how many states are still on Planton-managed storage. */
@@ -1025,5 +1056,53 @@ export async function currentMove(db: Queryable, actor: Actor) {
     .select({ n: sql<number>`count(*)::int` })
     .from(stateObjects)
     .where(and(eq(stateObjects.orgId, actor.orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)));
-  return { move: latest ? await moveView(db, latest) : null, remainingOnPlanton: Number(n) };
+  return { move: latest ? await moveView(db, latest, MOVE_ITEMS_SHOWN) : null, remainingOnPlanton: Number(n) };
+}
+
+/** Between two reads of a watched move, at least this long: a page needs a few frames a second, not one per committed step. */
+export const MOVE_WATCH_INTERVAL_MS = 250;
+/** A watched move is read again after this long without a NOTIFY (one lost to a reconnect is picked up). */
+const MOVE_WATCH_SAFETY_MS = 15_000;
+
+/**
+ * The organization's current move as it changes: read at once, then again after each NOTIFY of a committed step, at most
+ * once every MOVE_WATCH_INTERVAL_MS (the NOTIFYs in between are covered by that one read), until `signal` aborts.
+ */
+export async function* watchCurrentMove(handle: DatabaseHandle, actor: Actor, signal?: AbortSignal) {
+  let dirty = true;
+  let wake: (() => void) | null = null;
+  const unsubscribe = await subscribeChannel(handle, STATE_MOVES_CHANNEL, (payload) => {
+    if (payload === "" || payload.startsWith(`${actor.orgId}:`)) (dirty = true), wake?.();
+  });
+  /** Waits `ms`, or less when `signal` aborts, or (when `onNotify`) a NOTIFY comes. */
+  const pause = (ms: number, onNotify: boolean) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done);
+      if (onNotify) wake = done;
+    });
+  let lastRead = -Infinity;
+  try {
+    while (!signal?.aborted) {
+      if (!dirty) {
+        await pause(MOVE_WATCH_SAFETY_MS, true);
+        dirty = true;
+        continue;
+      }
+      const early = lastRead + MOVE_WATCH_INTERVAL_MS - performance.now();
+      if (early > 0) await pause(early, false);
+      if (signal?.aborted) break;
+      dirty = false;
+      lastRead = performance.now();
+      yield await currentMove(handle.db, actor);
+    }
+  } finally {
+    unsubscribe();
+  }
 }

@@ -1,11 +1,11 @@
-import { currentMoveSchema, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
+import { currentMoveSchema, MOVE_ITEMS_SHOWN, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
 import { adminProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
-import { subscribeChannel } from "../../services/jobs/events";
 import {
   currentMove,
   dryRun,
   getMove,
+  getMoveInput,
   migrateBackend,
   migrateBackendInput,
   moveIdInput,
@@ -13,7 +13,7 @@ import {
   rollbackItem,
   rollbackInput,
   startMove,
-  STATE_MOVES_CHANNEL,
+  watchCurrentMove,
 } from "../../services/state-backends/move";
 
 const tags = ["State Backends"];
@@ -31,12 +31,12 @@ export const stateMovesRouter = router({
     .output(stateMoveSchema)
     .mutation(({ ctx, input }) => startMove(ctx.db, ctx.actor, input)),
   current: viewerProcedure
-    .meta({ openapi: { method: "GET", path: "/state-moves/current", tags, summary: "The running move, else the latest one, and how many states are left on Planton-managed storage" } })
+    .meta({ openapi: { method: "GET", path: "/state-moves/current", tags, summary: `The running move, else the latest one (its counts, and at most ${MOVE_ITEMS_SHOWN} items: failed first, then in flight), and how many states are left on Planton-managed storage` } })
     .output(currentMoveSchema)
     .query(({ ctx }) => currentMove(ctx.db, ctx.actor)),
   get: viewerProcedure
-    .meta({ openapi: { method: "GET", path: "/state-moves/{id}", tags, summary: "One state move with every component's step" } })
-    .input(moveIdInput)
+    .meta({ openapi: { method: "GET", path: "/state-moves/{id}", tags, summary: "One state move with every component's step (with limit: the counts, and that many items, failed first)" } })
+    .input(getMoveInput)
     .output(stateMoveSchema)
     .query(({ ctx, input }) => getMove(ctx.db, ctx.actor, input)),
   retry: adminProcedure
@@ -54,33 +54,8 @@ export const stateMovesRouter = router({
     .input(migrateBackendInput)
     .output(migrateBackendResultSchema)
     .mutation(({ ctx, input }) => migrateBackend(ctx.db, ctx.actor, input)),
-  /** Live: the current move on every committed step (as jobs.stream does over SSE). */
+  /** Live: the current move as its steps commit, a few times a second at most (as jobs.stream does over SSE). */
   watch: viewerProcedure.subscription(async function* ({ ctx, signal }) {
-    const handle = (await getRuntime()).handle;
-    let dirty = true;
-    let wake: (() => void) | null = null;
-    const unsubscribe = await subscribeChannel(handle, STATE_MOVES_CHANNEL, (payload) => {
-      if (payload === "" || payload.startsWith(`${ctx.actor.orgId}:`)) (dirty = true), wake?.();
-    });
-    const onAbort = () => wake?.();
-    signal?.addEventListener("abort", onAbort);
-    try {
-      while (!signal?.aborted) {
-        if (dirty) {
-          dirty = false;
-          yield currentMoveSchema.parse(await currentMove(ctx.db, ctx.actor));
-          continue;
-        }
-        // A slow safety re-read: a NOTIFY lost to a reconnect is picked up here.
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(() => ((dirty = true), resolve()), 15_000);
-        });
-        wake = null;
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      unsubscribe();
-    }
+    for await (const current of watchCurrentMove((await getRuntime()).handle, ctx.actor, signal)) yield currentMoveSchema.parse(current);
   }),
 });
