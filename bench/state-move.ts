@@ -17,6 +17,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { connections, environments, stateBackends, stateMoveItems } from "../db/schema";
 import { newId } from "../lib/ids";
+import { stateDigest } from "../lib/state-delta";
 import { storedStateOf } from "../state-backends/rules";
 import type { StateStore } from "../state-backends/types";
 import { encryptSecret } from "../server/crypto";
@@ -174,6 +175,10 @@ async function main() {
         insert into state_objects (id, org_id, component_id, backend_id, key, lineage, serial, state)
         select 'sto_' || ${tag} || '_' || g, ${org.orgId}, 'cmp_' || ${tag} || '_' || g, ${pm.id}, 'planton-managed/' || ${org.orgId} || '/cmp_' || ${tag} || '_' || g || '/terraform.tfstate', 'lin-' || g, 5, ${stateSql("g")}
           from generate_series(1, ${n}) g`);
+      // The size and checksum every write keeps on the row (as the product's writes do), set in one statement.
+      const seeded = (await db.execute(sql`select id, state from state_objects where org_id = ${org.orgId}`)) as unknown as { id: string; state: unknown }[];
+      const digests = JSON.stringify(seeded.map((r) => ({ id: r.id, ...stateDigest(r.state) })));
+      await db.execute(sql`update state_objects o set size = d.size, checksum = d.checksum from jsonb_to_recordset(${digests}::jsonb) as d(id text, size int, checksum text) where o.id = d.id`);
       const name = `bench-${dest}-${n}`;
       if (dest === "local") {
         await db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name, kind: "local", config: { path: path.join(tmp, name) } });

@@ -10,6 +10,9 @@ import { cn } from "@/components/ui/cn";
 import type { Role } from "@/lib/roles";
 
 /** The settings pages as tabs: the same links as the sidebar's Settings section. */
+/** Rows a table of states draws at most (thousands of rows make the page slow to draw); its totals cover every state, the CLI lists them all. */
+export const STATE_ROWS_SHOWN = 500;
+
 export function SettingsNav() {
   const org = useOrg();
   const pathname = usePathname();

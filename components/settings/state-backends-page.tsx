@@ -19,7 +19,7 @@ import { SelectField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { useDeleteDialog } from "./delete-dialog";
 import { StateBackendForm, type BackendRowView } from "./state-backend-form";
-import { FormAlert, RoleNote } from "./shared";
+import { FormAlert, RoleNote, STATE_ROWS_SHOWN } from "./shared";
 
 interface Backend extends BackendRowView {
   id: string;
@@ -229,7 +229,7 @@ function PlantonManagedCard() {
               <div className="-mx-5 border-t border-slate-100">
                 <DataTable
                   label="States on Planton-managed storage"
-                  rows={u.states}
+                  rows={u.states.slice(0, STATE_ROWS_SHOWN)}
                   rowKey={(s) => s.componentId}
                   columns={[
                     { id: "component", header: "Component", cellClassName: "font-medium text-slate-900", cell: (s) => s.component },
@@ -239,6 +239,11 @@ function PlantonManagedCard() {
                     { id: "serial", header: "Serial", className: "text-right", cell: (s) => (s.serial === null ? "—" : s.serial) },
                   ]}
                 />
+                {u.states.length > STATE_ROWS_SHOWN && (
+                  <p className="border-t border-slate-100 px-5 py-3 text-xs text-slate-500" data-testid="planton-managed-shown">
+                    The first {STATE_ROWS_SHOWN} of {u.states.length} shown; the totals above cover every one, and planton infra state-backend list-planton-managed lists them all.
+                  </p>
+                )}
               </div>
             </div>
           )

@@ -6,7 +6,7 @@ import { Badge, envTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, EmptyState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
-import { FormAlert } from "./shared";
+import { FormAlert, STATE_ROWS_SHOWN } from "./shared";
 import type { DryRun } from "./state-move-wizard-live";
 
 /** A backend and a key in it; long keys (Planton-managed ones hold two ids) wrap inside the cell. */
@@ -18,9 +18,6 @@ export function KeyCell({ backend, stateKey }: { backend: string; stateKey: stri
     </Td>
   );
 }
-
-/** Rows drawn at most; the totals cover every state (the CLI's dry run lists them all). */
-const MAX_ROWS = 500;
 
 export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dryRun: DryRun; admin: boolean; busy: boolean; error: string | null; onBack: () => void; onStart: () => void }) {
   const { items, totals } = dryRun;
@@ -62,7 +59,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             </tr>
           </thead>
           <Tbody>
-            {items.slice(0, MAX_ROWS).map((i) => (
+            {items.slice(0, STATE_ROWS_SHOWN).map((i) => (
               <tr key={i.componentId} data-testid="dry-run-item">
                 <Td className="font-medium text-slate-900">{i.component}</Td>
                 <Td>
@@ -80,7 +77,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             <tr>
               <Td colSpan={5} data-testid="dry-run-totals">
                 Total: {totals.count} state{totals.count === 1 ? "" : "s"}
-                {items.length > MAX_ROWS && <span className="font-normal text-slate-500"> (the first {MAX_ROWS} shown; planton infra state-backend move-off-planton --dry-run lists every one)</span>}
+                {items.length > STATE_ROWS_SHOWN && <span className="font-normal text-slate-500"> (the first {STATE_ROWS_SHOWN} shown; planton infra state-backend move-off-planton --dry-run lists every one)</span>}
               </Td>
               <Td className="text-right tabular-nums">{formatBytes(totals.size)}</Td>
               <Td />

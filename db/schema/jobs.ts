@@ -186,6 +186,8 @@ export const stateObjects = pgTable("state_objects", {
   lineage: text("lineage"),
   serial: integer("serial"),
   checksum: text("checksum"),
+  /** The state's size in bytes (its canonical JSON, as its version's); null on a row not written since migration 0024. */
+  size: integer("size"),
   state: jsonb("state"),
   /** OpenTofu lock info (ID, Path, Operation, Who, Version, Created, Info); null when unlocked. */
   lockInfo: jsonb("lock_info").$type<LockInfo>(),

@@ -17,7 +17,7 @@ import { withBackend, type BackendRow } from "../state-backends/open-store";
 import { stateKeyOf } from "../state-backends/served";
 import { dropStateJournal } from "../state/state-journal";
 import { stateDigest } from "@/lib/state-delta";
-import { appendStateVersion } from "../state/state-versions";
+import { writeStateContent } from "../state/state-versions";
 import { lockLiveJob, type JobAccess } from "./job-access";
 
 export type LockResult = { ok: true; lock: LockInfo } | { ok: false; lock: LockInfo; message: string };
@@ -206,8 +206,7 @@ export async function putState(db: Database, access: JobAccess, lockId: string |
       const refusal = writeRefusal("this component's state", current, { lineage: doc.lineage!, serial: doc.serial!, checksum });
       if (refusal) throw conflict(refusal);
       // The version history keeps every content, appended with the write (nothing when the bytes are the same).
-      await appendStateVersion(tx, row, { state, serial: doc.serial!, lineage: doc.lineage!, checksum, size, jobId: access.jobId, attemptId: access.attemptId });
-      await tx.update(stateObjects).set({ state, lineage: doc.lineage, serial: doc.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+      await writeStateContent(tx, row, { state, serial: doc.serial!, lineage: doc.lineage!, checksum, size, jobId: access.jobId, attemptId: access.attemptId });
       await dropStateJournal(tx, access.jobId);
       return { ok: true, serial: doc.serial, checksum };
     },

@@ -5,8 +5,10 @@ import { eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
 import { orgWithComponent } from "../../../test/job-helpers";
 import { stateObjects, stateVersions } from "@/db/schema";
-import { StateBackend, StateLockedError, StateWriteRefused } from "@/state-backends/rules";
+import { StateBackend, StateLockedError, StateWriteRefused, storedStateOf } from "@/state-backends/rules";
+import type { StoredState } from "@/state-backends/types";
 import { PlantonManagedStore, plantonManagedKey } from "./planton-managed-store";
+import { unmovedPlantonStates } from "./planton-managed-usage";
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -56,6 +58,31 @@ describe("Planton-managed state store", () => {
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
   });
 
+  it("keeps each write's size and checksum on the row; what is on Planton-managed storage is read from the rows, and a row written before they were kept is measured", async () => {
+    const { org, components } = await orgWithComponent(t.db, { components: 2 });
+    const store = new PlantonManagedStore(t.db, org.orgId, "seed");
+    const written = new Map<string, StoredState>();
+    for (const [i, c] of components.entries()) {
+      const k = plantonManagedKey(org.orgId, c.id);
+      await store.lock(k, { ID: "seed", Operation: "OperationTypeApply" });
+      await store.write(k, storedStateOf(state(3, `lin-${i}`, "x".repeat(100 * (i + 1)))));
+      await store.unlock(k, "seed");
+      written.set(c.id, (await store.read(k))!);
+    }
+    const rows = await t.db.select().from(stateObjects).where(eq(stateObjects.orgId, org.orgId));
+    for (const r of rows) expect([r.size, r.checksum]).toEqual([written.get(r.componentId)!.bytes.byteLength, written.get(r.componentId)!.checksum]);
+    // As a row last written before migration 0024 is: no size kept.
+    await t.db.update(stateObjects).set({ size: null }).where(eq(stateObjects.componentId, components[1].id));
+    const exact = await unmovedPlantonStates(t.db, org.orgId, true);
+    expect(Object.fromEntries(exact.map((s) => [s.componentId, [s.size, s.checksum]]))).toEqual(
+      Object.fromEntries(components.map((c) => [c.id, [written.get(c.id)!.bytes.byteLength, written.get(c.id)!.checksum]])),
+    );
+    // A start's plan needs no exact figure: the kept size, else an estimate from the document.
+    const planned = await unmovedPlantonStates(t.db, org.orgId, false);
+    expect(planned.find((s) => s.componentId === components[0].id)!.size).toBe(written.get(components[0].id)!.bytes.byteLength);
+    expect(planned.find((s) => s.componentId === components[1].id)!.size).toBeGreaterThanOrEqual(written.get(components[1].id)!.bytes.byteLength);
+  });
+
   it("lists the organization's states with sizes and deletes; refuses keys of another organization", async () => {
     const { org, components } = await orgWithComponent(t.db, { components: 2 });
     const other = await orgWithComponent(t.db);
@@ -68,7 +95,8 @@ describe("Planton-managed state store", () => {
     }
     const listed = await b.list(`planton-managed/${org.orgId}/`);
     expect(listed.map((o) => o.key).sort()).toEqual(components.map((c) => plantonManagedKey(org.orgId, c.id)).sort());
-    expect(listed.every((o) => o.size > 0)).toBe(true);
+    // Each listed size is the byte count a read answers.
+    for (const o of listed) expect(o.size).toBe((await b.read(o.key))!.bytes.byteLength);
     await b.delete(plantonManagedKey(org.orgId, components[0].id));
     expect(await b.read(plantonManagedKey(org.orgId, components[0].id))).toBeNull();
     expect(await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, components[1].id))).toHaveLength(1);

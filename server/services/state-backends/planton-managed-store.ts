@@ -12,7 +12,7 @@ import { lockInfoOf, StateLockedError, storedStateOfParsed } from "@/state-backe
 import { STORE_VERSION, whoAmI } from "@/state-backends/store-common";
 import type { LockRequest, StateObjectInfo, StateStore, StoredState } from "@/state-backends/types";
 import { stateDigest } from "@/lib/state-delta";
-import { appendStateVersion } from "../state/state-versions";
+import { writeStateContent } from "../state/state-versions";
 
 const KEY = /^planton-managed\/([^/]+)\/([^/]+)\/terraform\.tfstate$/;
 
@@ -81,8 +81,7 @@ export class PlantonManagedStore implements StateStore {
     const row = await this.ensureRow(key, null);
     const doc = JSON.parse(Buffer.from(state.bytes).toString("utf8")) as unknown;
     const { checksum, size } = stateDigest(doc);
-    await appendStateVersion(this.db, row, { state: doc, serial: state.serial, lineage: state.lineage, checksum, size, actorLabel: this.actorLabel });
-    await this.db.update(stateObjects).set({ state: doc, serial: state.serial, lineage: state.lineage, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+    await writeStateContent(this.db, row, { state: doc, serial: state.serial, lineage: state.lineage, checksum, size, actorLabel: this.actorLabel });
   }
 
   async lock(key: string, request: LockRequest): Promise<LockInfo> {
@@ -125,7 +124,8 @@ export class PlantonManagedStore implements StateStore {
 
   async list(prefix = ""): Promise<StateObjectInfo[]> {
     const rows = await this.db
-      .select({ key: stateObjects.key, size: sql<number>`octet_length(${stateObjects.state}::text)` })
+      // The size a read answers, kept with each write; a row not written since (migration 0024) is estimated from its document.
+      .select({ key: stateObjects.key, size: sql<number>`coalesce(${stateObjects.size}, octet_length(${stateObjects.state}::text))` })
       .from(stateObjects)
       .where(and(eq(stateObjects.orgId, this.orgId), isNotNull(stateObjects.state), like(stateObjects.key, `${prefix.replace(/[\\%_]/g, "\\$&")}%`)));
     return rows.map((r) => ({ key: r.key, size: Number(r.size) }));

@@ -14,9 +14,12 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
       componentId: stateObjects.componentId,
       key: stateObjects.key,
       serial: stateObjects.serial,
-      // A start needs no bytes: the copy measures them (and the dry run, which shows them, reads them).
-      state: exact ? stateObjects.state : sql<unknown>`null`,
-      approxSize: sql<number>`octet_length(${stateObjects.state}::text)`,
+      size: stateObjects.size,
+      checksum: stateObjects.checksum,
+      // Every write keeps the state's size and checksum on its row; a row not written since they were kept (migration
+      // 0024) is measured from its document: read for the exact figures (the dry run, the usage), estimated for a start.
+      state: exact ? sql<unknown>`case when ${stateObjects.size} is null or ${stateObjects.checksum} is null then ${stateObjects.state} end` : sql<unknown>`null`,
+      approxSize: sql<number>`case when ${stateObjects.size} is null then octet_length(${stateObjects.state}::text) end`,
       component: infraComponents.name,
       kind: infraComponents.kind,
       customModuleId: infraComponents.customModuleId,
@@ -30,8 +33,8 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
     .orderBy(asc(environments.name), asc(infraComponents.name));
   const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
   return rows.map((r) => {
-    const stored = exact ? plantonStoredState(r.state) : null;
-    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: stored?.bytes.byteLength ?? Number(r.approxSize), checksum: stored?.checksum ?? null };
+    const stored = r.state == null ? null : plantonStoredState(r.state);
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: stored?.bytes.byteLength ?? r.size ?? Number(r.approxSize), checksum: stored?.checksum ?? r.checksum };
   });
 }
 

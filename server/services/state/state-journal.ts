@@ -14,7 +14,7 @@ import { conflict } from "../../errors";
 import { withBackend } from "../state-backends/open-store";
 import { stateKeyOf } from "../state-backends/served";
 import { lockLiveJob, type JobAccess } from "../runners/job-access";
-import { appendStateVersion } from "./state-versions";
+import { writeStateContent } from "./state-versions";
 
 type Log = (line: string) => void;
 const defaultLog: Log = (line) => console.log(`[state] ${line}`);
@@ -187,8 +187,7 @@ export async function compactStateJournal(tx: Queryable, jobId: string, opts: { 
       return { entries: rows.length, written: false, match: false, checksum };
     }
     const last = used.at(-1)!;
-    await appendStateVersion(tx, row, { state, serial: state.serial, lineage: state.lineage, checksum, size, jobId, attemptId: last.attemptId });
-    await tx.update(stateObjects).set({ state, lineage: state.lineage, serial: state.serial, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+    await writeStateContent(tx, row, { state, serial: state.serial, lineage: state.lineage, checksum, size, jobId, attemptId: last.attemptId });
     await drop();
     return { entries: rows.length, written: true, match: used.length === rows.length, serial: state.serial, checksum };
   }

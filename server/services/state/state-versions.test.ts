@@ -75,6 +75,9 @@ describe("state versions", () => {
     expect(versions.map((v) => v.serial)).toEqual([2, 1]);
     expect(versions[0]).toMatchObject({ lineage: "lin-sv", jobId: job.id, attemptId: c.claim.attemptId, current: true, ...stateDigest(s2) });
     expect(versions[1]).toMatchObject({ current: false, ...stateDigest(s1) });
+    // The row keeps the current content's checksum and size, as its version does.
+    const [row] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, s.component.id));
+    expect({ checksum: row.checksum, size: row.size }).toEqual(stateDigest(s2));
     // A later job writing the same bytes again adds nothing either.
     await jobWriting(t.db, s, s.runner, [s2]);
     expect(await listStateVersions(t.db, s.org.actor("viewer"), { componentId: s.component.id })).toHaveLength(2);
@@ -114,7 +117,7 @@ describe("state versions", () => {
     expect(after.map((v) => v.serial)).toEqual([4, 3, 2, 1]);
     expect(after[0]).toMatchObject({ current: true, jobId: null, actorLabel: s.org.users.admin.email, restoredFrom: v1.id, lineage: "lin-sv" });
     const [row] = await t.db.select().from(stateObjects).where(eq(stateObjects.componentId, s.component.id));
-    expect(row).toMatchObject({ serial: 4, lineage: "lin-sv", checksum: after[0].checksum, state: { ...s1, serial: 4 } });
+    expect(row).toMatchObject({ serial: 4, lineage: "lin-sv", checksum: after[0].checksum, size: after[0].size, state: { ...s1, serial: 4 } });
     const [stored] = await t.db.select().from(stateVersions).where(eq(stateVersions.id, after[0].id));
     expect(stored.state).toEqual({ ...s1, serial: 4 });
     const audits = await auditOf(t.db, s.org.orgId, "state.rollback");

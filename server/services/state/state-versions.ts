@@ -15,16 +15,26 @@ import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./com
 
 type StateRow = typeof stateObjects.$inferSelect;
 
+type ContentWrite = { state: unknown; serial: number; lineage: string; checksum: string; size: number; jobId?: string | null; attemptId?: string | null; actorLabel?: string | null; restoredFrom?: string | null };
+
+/**
+ * Writes a component's Planton-managed state in the caller's transaction (the state row locked): the content kept
+ * as a version, then the row set to it with its checksum and size. Every write of the content goes through here.
+ */
+export async function writeStateContent(tx: Queryable, row: StateRow, write: ContentWrite): Promise<void> {
+  await appendStateVersion(tx, row, write);
+  await tx
+    .update(stateObjects)
+    .set({ state: write.state, serial: write.serial, lineage: write.lineage, checksum: write.checksum, size: write.size, updatedAt: new Date() })
+    .where(eq(stateObjects.id, row.id));
+}
+
 /**
  * Appends the content being written as a version, in the write's transaction (the state row locked).
  * A content written before versions were kept is appended first, so the write never loses what it replaces;
  * a write of the same checksum as the stored one adds nothing.
  */
-export async function appendStateVersion(
-  tx: Queryable,
-  row: StateRow,
-  write: { state: unknown; serial: number; lineage: string; checksum: string; size: number; jobId?: string | null; attemptId?: string | null; actorLabel?: string | null; restoredFrom?: string | null },
-): Promise<void> {
+async function appendStateVersion(tx: Queryable, row: StateRow, write: ContentWrite): Promise<void> {
   if (row.checksum === write.checksum) return;
   const [latest] = await tx.select({ checksum: stateVersions.checksum }).from(stateVersions).where(eq(stateVersions.componentId, row.componentId)).orderBy(desc(stateVersions.id)).limit(1);
   if (row.state != null && row.checksum && latest?.checksum !== row.checksum) {
@@ -35,7 +45,7 @@ export async function appendStateVersion(
       serial: row.serial ?? 0,
       lineage: row.lineage ?? "",
       checksum: row.checksum,
-      size: stateDigest(row.state).size,
+      size: row.size ?? stateDigest(row.state).size,
       state: row.state,
     });
   }
@@ -196,8 +206,7 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
     const serial = (row.serial ?? 0) + 1;
     const state = { ...(target.state as Record<string, unknown>), serial };
     const { checksum, size } = stateDigest(state);
-    await appendStateVersion(tx, row, { state, serial, lineage: target.lineage, checksum, size, actorLabel: actor.label, restoredFrom: target.id });
-    await tx.update(stateObjects).set({ state, serial, lineage: target.lineage, checksum, updatedAt: new Date() }).where(eq(stateObjects.id, row.id));
+    await writeStateContent(tx, row, { state, serial, lineage: target.lineage, checksum, size, actorLabel: actor.label, restoredFrom: target.id });
     await recordAudit(tx, actor, {
       action: "state.rollback",
       targetId: component.id,
