@@ -62,7 +62,7 @@ export function MoveProgress({
     refresh: [trpc.stateBackends.plantonManaged.queryKey({ org: org.slug })],
     done: (i) => `Rolled back ${i.component}: its state is on ${i.from} again`,
   });
-  // The live view carries at most MOVE_ITEMS_SHOWN items, failed first, then in flight (a start's answer carries every one).
+  // A live view carries at most MOVE_ITEMS_SHOWN items, failed first, then in flight (the slice only guards the table).
   const rows = move.items.slice(0, MOVE_ITEMS_SHOWN);
   const destinations = Object.entries(move.destinations)
     .map(([p, b]) => `${p} → ${b}`)

@@ -139,7 +139,8 @@ export const MOVE_STEPS_IN_FLIGHT = ["held", "locked", "copied", "switched"] as 
 export const MOVE_STEPS_UNFINISHED = ["pending", ...MOVE_STEPS_IN_FLIGHT] as const;
 export const MOVE_STATUSES = ["running", "succeeded", "failed"] as const;
 /**
- * Items a live view of a move carries at most (`current`, the watch, `get` with `limit`): the failed ones first, then
+ * Items a live view of a move carries at most (`current`, the watch, `get` with `limit`, the answers of start, retry and
+ * rollback): the failed ones first, then
  * those in flight, then the rest. A move of 10 000 states answered whole is 4.5 MB and a quarter of a CPU-second to
  * read, and a page following it read it on every committed step — it halved the move's own speed.
  */
@@ -183,7 +184,7 @@ export const stateMoveSchema = z
       .object({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), rolledBack: z.number().int(), inFlight: z.number().int() })
       .meta({ description: "Counts over every item, also when `items` carries only some" }),
     items: z.array(moveItemSchema).meta({
-      description: `Every item, by environment and component; a live view (current, the watch, get with limit) carries at most ${MOVE_ITEMS_SHOWN} (or limit): failed first, then in flight, then the rest`,
+      description: `Every item, by environment and component, from GET /state-moves/{id}; a live view (current, the watch, get with limit, and what start, retry and rollback answer) carries at most ${MOVE_ITEMS_SHOWN} (or limit): failed first, then in flight, then the rest`,
     }),
   })
   .meta({ id: "StateMove" });

@@ -320,7 +320,9 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
   // The answer is the move as committed, from the plan: reading back and joining every item (10 000 of them) cost as
   // much as a fifth of a move's run, spent while the run competes for the same cores.
   const names = new Map(Object.values(plan.destinations).map((b) => [b.id, b.name]));
-  return moveViewOf(move!, (id) => names.get(id) ?? id, plan.items.map((p, k) => ({ ...plannedView(p), id: items[k].id })));
+  // As a live view carries it: the counts over all, the first items (all waiting, so in the plan's order).
+  const shown = plan.items.slice(0, MOVE_ITEMS_SHOWN).map((p, k) => ({ ...plannedView(p), id: items[k].id }));
+  return moveViewOf(move!, (id) => names.get(id) ?? id, shown, new Map([["pending", items.length]]));
 }
 
 /** Starts moving every state off Planton-managed storage; answers the move (it runs in the background). */
@@ -887,7 +889,7 @@ export async function retryMove(db: Database, actor: Actor, raw: z.input<typeof 
     throw e;
   }
   launchMove(db, move.id, opts);
-  return getMove(db, actor, { id: move.id });
+  return getMove(db, actor, { id: move.id, limit: MOVE_ITEMS_SHOWN });
 }
 
 /** Switches one moved component back to Planton-managed storage, copying back what was written since the move. */
@@ -956,7 +958,7 @@ export async function rollbackItem(db: Database, actor: Actor, raw: z.input<type
   } finally {
     await dest.close?.();
   }
-  return getMove(db, actor, { id: move.id });
+  return getMove(db, actor, { id: move.id, limit: MOVE_ITEMS_SHOWN });
 }
 
 // ── Reading ─────────────────────────────────────────────────────────────────────────────────────
