@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, count, eq, sql } from "drizzle-orm";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
-import { rowsOf, type Tx } from "@/db/client";
+import { rowsOf } from "@/db/client";
+import { heldOpen, lockWaiters } from "../../../test/races";
 import { seedTestOrg } from "../../../test/fixtures";
 import { approvals, connections, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -209,32 +210,6 @@ describe("cancel, resume, rerun", () => {
   });
 });
 
-/** Until `n` sessions on this database (whose query is like `query`) wait for a lock: the signal a race test waits on. */
-async function lockWaiters(n: number, query = "%"): Promise<void> {
-  for (;;) {
-    const [{ waiting }] = rowsOf<{ waiting: number }>(
-      await t.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like ${query}`),
-    );
-    if (waiting >= n) return;
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
-/** A transaction that does `work`, then stays open with its locks until `commit()`; resolves once `work` is done: a race test's other side. */
-async function heldOpen(work: (tx: Tx) => Promise<unknown>) {
-  let commit!: () => void;
-  let ready!: () => void;
-  const committing = new Promise<void>((r) => (commit = r));
-  const worked = new Promise<void>((r) => (ready = r));
-  const done = t.db.transaction(async (tx) => {
-    await work(tx);
-    ready();
-    await committing;
-  });
-  await worked;
-  return { commit, done };
-}
-
 describe("progress events", () => {
   it("are gap-free per job, and a retried runner batch is stored once", async () => {
     const { org, component } = await orgWithComponent(t.db);
@@ -262,9 +237,9 @@ describe("progress events", () => {
     const ev = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `retry ${seq}` } });
     const before = await readEventsAfter(t.db, job.id, 0);
     // Hold the job's row lock until both uploads wait on it: each then began before the other stored anything.
-    const holder = await heldOpen((tx) => tx.select({ id: infraJobs.id }).from(infraJobs).where(eq(infraJobs.id, job.id)).for("update"));
+    const holder = await heldOpen(t.db, (tx) => tx.select({ id: infraJobs.id }).from(infraJobs).where(eq(infraJobs.id, job.id)).for("update"));
     const uploads = [appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3)]), appendRunnerEvents(t.db, job.id, "run_r", [ev(1), ev(2), ev(3), ev(4)])];
-    await lockWaiters(2, "%jsonb_to_recordset%");
+    await lockWaiters(t.db, 2, "%jsonb_to_recordset%");
     holder.commit();
     await holder.done;
     const results = await Promise.all(uploads);
@@ -282,13 +257,13 @@ describe("progress events", () => {
     const c = (await claim(t.db, runner))!;
     await runStep(t.db, c, "init");
     // What a state journal batch or a state call holds for its round trips.
-    const stateCall = await heldOpen((tx) => lockLiveJob(tx, c.access, "key share"));
+    const stateCall = await heldOpen(t.db, (tx) => lockLiveJob(tx, c.access, "key share"));
     const ev = { seq: 1, ts: new Date().toISOString(), operation: "refresh" as const, type: "log" as const, payload: { line: "while a state call runs" } };
     expect((await appendRunnerEvents(t.db, job.id, c.access.attemptId, [ev])).acceptedThrough).toBe(1);
     // Cancelling ends the job: it waits for the state call (which may be writing state for it).
     let cancelled = false;
     const cancel = cancelJob(t.db, org.actor(), { jobId: job.id }).then((r) => ((cancelled = true), r));
-    await lockWaiters(1);
+    await lockWaiters(t.db, 1);
     expect(cancelled).toBe(false);
     stateCall.commit();
     await stateCall.done;
@@ -348,9 +323,9 @@ describe("a progress event's job (kept by migration 0023's statement-level trigg
     const { org, component } = await orgWithComponent(t.db);
     const job = await createJob(t.db, org.actor(), { componentId: component.id });
     // A writer holds its uncommitted events; the deletion waits for it, then takes them with the job.
-    const writer = await heldOpen((tx) => tx.execute(raw(job.id, 1000)));
+    const writer = await heldOpen(t.db, (tx) => tx.execute(raw(job.id, 1000)));
     const deletion = t.db.delete(infraJobs).where(eq(infraJobs.id, job.id)).execute();
-    await lockWaiters(1, "delete from%infra_jobs%");
+    await lockWaiters(t.db, 1, "delete from%infra_jobs%");
     writer.commit();
     await writer.done;
     await deletion;
@@ -358,9 +333,9 @@ describe("a progress event's job (kept by migration 0023's statement-level trigg
 
     // A deletion holds the job; a writer waits for it, then finds the job gone.
     const second = await createJob(t.db, org.actor(), { componentId: component.id });
-    const deleter = await heldOpen((tx) => tx.delete(infraJobs).where(eq(infraJobs.id, second.id)));
+    const deleter = await heldOpen(t.db, (tx) => tx.delete(infraJobs).where(eq(infraJobs.id, second.id)));
     const late = t.db.execute(raw(second.id, 1000)).catch((e: unknown) => e);
-    await lockWaiters(1, "insert into progress_events%");
+    await lockWaiters(t.db, 1, "insert into progress_events%");
     deleter.commit();
     await deleter.done;
     expect(codeOf(await late)).toBe("23503");

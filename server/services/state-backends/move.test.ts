@@ -10,6 +10,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
+import { heldOpen, lockWaiters } from "../../../test/races";
 import { claim, orgWithComponent, testRunner } from "../../../test/job-helpers";
 import { auditOf } from "../../../test/settings";
 import { startAzurite, startS3rver, type AzuriteServer, type S3Server } from "../../../test/object-stores";
@@ -653,5 +654,72 @@ describe.runIf(testDriver === "postgres")("a move among replicas", () => {
     // The dead replica's run never ran on: the move stays as the survivor left it.
     await expectMoved(setup, to);
     expect((await auditOf(t.db, setup.org.orgId, "state.move.end")).length).toBe(1);
+  });
+});
+
+describe("a move item's move and component (kept by migration 0025's statement-level triggers, not per-row foreign keys)", () => {
+  const codeOf = (err: unknown): string | undefined => {
+    for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (e.code) return e.code;
+    return undefined;
+  };
+  const item = (moveId: string, componentId: string) => sql`(${newId("stateMoveItem")}, ${moveId}, ${componentId}, 'builtin', 'sb_a', 'sb_b', 'from', 'to')`;
+  const insert = (...rows: ReturnType<typeof item>[]) => sql`insert into state_move_items (id, move_id, component_id, provisioner, from_backend_id, to_backend_id, from_key, to_key) values ${sql.join(rows, sql`, `)}`;
+  const itemsOf = async (where: ReturnType<typeof sql>) => rowsOf<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from state_move_items where ${where}`))[0].n;
+
+  it("exist: an item naming a missing move or component is refused as a foreign-key violation and nothing is stored; deleting a move or a component deletes its items; no reference or id changes", async () => {
+    const setup = await orgWithStates(3);
+    const to = await destination(setup, "local");
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
+    await moveRun(move.id);
+    const [a, b, c] = setup.components.map((x) => x.id);
+    expect(await itemsOf(sql`move_id = ${move.id}`)).toBe(3);
+    // One statement with a real item and one naming a missing move, or a missing component: all of it refused.
+    const noMove = newId("stateMove");
+    const noComponent = newId("infraComponent");
+    for (const [bad, missing] of [[item(noMove, a), noMove], [item(move.id, noComponent), noComponent]] as const) {
+      const refused = await t.db.execute(insert(item(move.id, b), bad)).catch((e: unknown) => e);
+      expect(codeOf(refused)).toBe("23503");
+      expect(String((refused as Error).cause ?? refused)).toContain(missing);
+    }
+    expect(await itemsOf(sql`move_id = ${move.id}`)).toBe(3);
+    expect(await itemsOf(sql`move_id = ${noMove} or component_id = ${noComponent}`)).toBe(0);
+    // An item's move and component never change, nor do a move's or a component's id.
+    expect(codeOf(await t.db.execute(sql`update state_move_items set component_id = ${b} where move_id = ${move.id} and component_id = ${a}`).catch((e: unknown) => e))).toBe("23503");
+    expect(codeOf(await t.db.execute(sql`update state_move_items set move_id = ${noMove} where move_id = ${move.id}`).catch((e: unknown) => e))).toBe("23503");
+    expect(codeOf(await t.db.execute(sql`update state_moves set id = ${noMove} where id = ${move.id}`).catch((e: unknown) => e))).toBe("23503");
+    expect(codeOf(await t.db.update(infraComponents).set({ id: noComponent }).where(eq(infraComponents.id, a)).catch((e: unknown) => e))).toBe("23503");
+    // The steps' own updates are not refused.
+    await t.db.execute(sql`update state_move_items set step = step where move_id = ${move.id}`);
+
+    // Deleting a component deletes its items; deleting the move deletes the rest.
+    await t.db.delete(infraComponents).where(eq(infraComponents.id, a));
+    expect([await itemsOf(sql`component_id = ${a}`), await itemsOf(sql`move_id = ${move.id}`)]).toEqual([0, 2]);
+    await t.db.execute(sql`delete from state_moves where id = ${move.id}`);
+    expect(await itemsOf(sql`component_id in (${b}, ${c})`)).toBe(0);
+  });
+
+  it.skipIf(testDriver === "pglite")("are locked against deletion until the writer commits: a deletion waits for the items' writer and then deletes them; a writer that waited for a deletion is refused", async () => {
+    const setup = await orgWithStates(2);
+    const to = await destination(setup, "local");
+    const move = await startMove(t.db, setup.org.actor(), { to: { builtin: to.name } });
+    await moveRun(move.id);
+    const [a, b] = setup.components.map((x) => x.id);
+    // A writer holds its uncommitted item; the component's deletion waits for it, then takes the item with it.
+    const writer = await heldOpen(t.db, (tx) => tx.execute(insert(item(move.id, a))));
+    const deletion = t.db.delete(infraComponents).where(eq(infraComponents.id, a)).execute();
+    await lockWaiters(t.db, 1, "delete from%infra_components%");
+    writer.commit();
+    await writer.done;
+    await deletion;
+    expect(await itemsOf(sql`component_id = ${a}`)).toBe(0);
+
+    // A deletion holds the component; a writer waits for it, then finds the component gone.
+    const deleter = await heldOpen(t.db, (tx) => tx.delete(infraComponents).where(eq(infraComponents.id, b)));
+    const late = t.db.execute(insert(item(move.id, b))).catch((e: unknown) => e);
+    await lockWaiters(t.db, 1, "insert into state_move_items%");
+    deleter.commit();
+    await deleter.done;
+    expect(codeOf(await late)).toBe("23503");
+    expect(await itemsOf(sql`component_id = ${b}`)).toBe(0);
   });
 });
