@@ -140,9 +140,9 @@ export const MOVE_STEPS_UNFINISHED = ["pending", ...MOVE_STEPS_IN_FLIGHT] as con
 export const MOVE_STATUSES = ["running", "succeeded", "failed"] as const;
 /**
  * Items a live view of a move carries at most (`current`, the watch, `get` with `limit`, the answers of start, retry and
- * rollback): the failed ones first, then
- * those in flight, then the rest. A move of 10 000 states answered whole is 4.5 MB and a quarter of a CPU-second to
- * read, and a page following it read it on every committed step — it halved the move's own speed.
+ * rollback): the failed ones first, then those in flight, then the rest. A move of 10 000 states answered whole is
+ * 4.5 MB and a quarter of a CPU-second to read, and a page following it read it on every committed step — it halved
+ * the move's own speed.
  */
 export const MOVE_ITEMS_SHOWN = 200;
 

@@ -996,13 +996,13 @@ async function moveView(db: Queryable, move: MoveRow, limit?: number) {
     .$dynamic();
   // A bounded view picks its items from the move's own rows (item ids sort as the plan ordered them: by environment,
   // then component), so only those it carries are joined: at 10 000 items, a few milliseconds instead of 60.
-  const shown = db.select({ id: stateMoveItems.id }).from(stateMoveItems).where(eq(stateMoveItems.moveId, move.id)).orderBy(SHOWN_FIRST, asc(stateMoveItems.id)).limit(limit ?? 0);
+  const shown = (n: number) => db.select({ id: stateMoveItems.id }).from(stateMoveItems).where(eq(stateMoveItems.moveId, move.id)).orderBy(SHOWN_FIRST, asc(stateMoveItems.id)).limit(n);
   const rows =
     limit === undefined
       ? await query.where(eq(stateMoveItems.moveId, move.id)).orderBy(asc(environments.name), asc(infraComponents.name))
       : limit === 0
         ? []
-        : await query.where(inArray(stateMoveItems.id, shown)).orderBy(SHOWN_FIRST, asc(stateMoveItems.id));
+        : await query.where(inArray(stateMoveItems.id, shown(limit))).orderBy(SHOWN_FIRST, asc(stateMoveItems.id));
   const name = (id: string) => backends.get(id)?.name ?? id;
   const items = rows.map(({ item, ...r }) => ({
     id: item.id,

@@ -28,6 +28,12 @@ export function plantonStateBytes(state: unknown): Uint8Array {
   return utf8.encode(canonicalJson(state));
 }
 
+/**
+ * A Planton-managed state's size in bytes as a read answers it: kept on its row with each write; a row not written
+ * since (migration 0024) is estimated from its document's jsonb text (evaluated only then).
+ */
+export const plantonStateSize = sql<number>`coalesce(${stateObjects.size}, octet_length(${stateObjects.state}::text))`;
+
 /** A Planton-managed state (the row's jsonb, as the driver parsed it) as the store reads it: its canonical JSON's bytes, identity read from the document itself. */
 export function plantonStoredState(state: unknown): StoredState {
   return storedStateOfParsed(state, plantonStateBytes(state));
@@ -124,8 +130,7 @@ export class PlantonManagedStore implements StateStore {
 
   async list(prefix = ""): Promise<StateObjectInfo[]> {
     const rows = await this.db
-      // The size a read answers, kept with each write; a row not written since (migration 0024) is estimated from its document.
-      .select({ key: stateObjects.key, size: sql<number>`coalesce(${stateObjects.size}, octet_length(${stateObjects.state}::text))` })
+      .select({ key: stateObjects.key, size: plantonStateSize })
       .from(stateObjects)
       .where(and(eq(stateObjects.orgId, this.orgId), isNotNull(stateObjects.state), like(stateObjects.key, `${prefix.replace(/[\\%_]/g, "\\$&")}%`)));
     return rows.map((r) => ({ key: r.key, size: Number(r.size) }));

@@ -4,7 +4,7 @@ import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { environments, infraComponents, stateObjects } from "@/db/schema";
 import type { Actor } from "../../actor";
-import { plantonStoredState } from "./planton-managed-store";
+import { plantonStateSize, plantonStoredState } from "./planton-managed-store";
 import { provisionersOf } from "./served";
 
 /** Every state on Planton-managed storage not moved yet, with its component's provisioner. */
@@ -14,12 +14,11 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
       componentId: stateObjects.componentId,
       key: stateObjects.key,
       serial: stateObjects.serial,
-      size: stateObjects.size,
+      size: plantonStateSize,
       checksum: stateObjects.checksum,
       // Every write keeps the state's size and checksum on its row; a row not written since they were kept (migration
       // 0024) is measured from its document: read for the exact figures (the dry run, the usage), estimated for a start.
       state: exact ? sql<unknown>`case when ${stateObjects.size} is null or ${stateObjects.checksum} is null then ${stateObjects.state} end` : sql<unknown>`null`,
-      approxSize: sql<number>`case when ${stateObjects.size} is null then octet_length(${stateObjects.state}::text) end`,
       component: infraComponents.name,
       kind: infraComponents.kind,
       customModuleId: infraComponents.customModuleId,
@@ -34,7 +33,7 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
   const provisioners = await provisionersOf(db, orgId, rows.map((r) => ({ id: r.componentId, kind: r.kind, customModuleId: r.customModuleId })));
   return rows.map((r) => {
     const stored = r.state == null ? null : plantonStoredState(r.state);
-    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: stored?.bytes.byteLength ?? r.size ?? Number(r.approxSize), checksum: stored?.checksum ?? r.checksum };
+    return { ...r, provisioner: provisioners.get(r.componentId) ?? null, size: stored?.bytes.byteLength ?? Number(r.size), checksum: stored?.checksum ?? r.checksum };
   });
 }
 
