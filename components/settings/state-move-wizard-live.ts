@@ -63,7 +63,7 @@ export function useCurrentStateMove(org: string) {
    * for the one it shows, the watch's value may already be newer than the answer (a small move can end first).
    */
   const show = (move: StateMove) =>
-    queryClient.setQueryData(currentKey, (old: CurrentMove | undefined) => (old?.move?.id === move.id ? old : { move, remainingOnPlanton: old?.remainingOnPlanton ?? 0 }));
+    queryClient.setQueryData(currentKey, (old: CurrentMove | undefined) => (old?.move?.id === move.id ? old : { move, remainingOnPlanton: old?.remainingOnPlanton ?? null }));
 
   return { current, stream, show };
 }

@@ -39,7 +39,7 @@ export function MoveProgress({
   onNewMove,
 }: {
   move: StateMove;
-  remainingOnPlanton: number;
+  remainingOnPlanton: number | null;
   admin: boolean;
   show: (move: StateMove) => void;
   onNewMove?: () => void;
@@ -162,7 +162,7 @@ export function MoveProgress({
   );
 }
 
-function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMove }: { move: StateMove; remainingOnPlanton: number; admin: boolean; retry: () => void; retrying: boolean; onNewMove?: () => void }) {
+function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMove }: { move: StateMove; remainingOnPlanton: number | null; admin: boolean; retry: () => void; retrying: boolean; onNewMove?: () => void }) {
   const { total, done, failed, rolledBack } = move.progress;
   const back = rolledBack ? `; ${rolledBack} rolled back to Planton-managed storage` : "";
   return (
@@ -187,7 +187,7 @@ function MoveResult({ move, remainingOnPlanton, admin, retry, retrying, onNewMov
           {done > 0 ? "; every copy was read back and its checksum compared before its component switched." : "."}
         </p>
       )}
-      {remainingOnPlanton === 0 ? (
+      {remainingOnPlanton === null ? null : remainingOnPlanton === 0 ? (
         <p className="flex items-center gap-2 rounded-md bg-white p-4 text-sm font-semibold text-slate-900 ring-1 ring-slate-200" data-testid="nothing-left">
           <CheckCircle2 className="h-4 w-4 text-emerald-600" /> {NOTHING_LEFT}
         </p>

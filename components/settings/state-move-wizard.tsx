@@ -176,7 +176,7 @@ export function StateMoveWizard() {
         />
       )}
       {(view === "progress" || view === "result") && move && (
-        <MoveProgress move={move} remainingOnPlanton={remainingOnPlanton} admin={admin} show={show} onNewMove={remainingOnPlanton > 0 && !running ? () => setPhase("choose") : undefined} />
+        <MoveProgress move={move} remainingOnPlanton={remainingOnPlanton} admin={admin} show={show} onNewMove={(remainingOnPlanton ?? 0) > 0 && !running ? () => setPhase("choose") : undefined} />
       )}
     </>
   );

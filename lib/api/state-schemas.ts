@@ -191,7 +191,10 @@ export const stateMoveSchema = z
 
 /** GET /state-moves/current: the running move, else the latest one, else null; plus what is still on Planton-managed storage. */
 export const currentMoveSchema = z
-  .object({ move: stateMoveSchema.nullable(), remainingOnPlanton: z.number().int() })
+  .object({
+    move: stateMoveSchema.nullable(),
+    remainingOnPlanton: z.number().int().nullable().meta({ description: "How many states are still on Planton-managed storage; null while a move runs (each of its steps changes it): read it once the move has ended" }),
+  })
   .meta({ id: "CurrentStateMove" });
 
 /** What migrate-backend answers: the dry run (dryRun: true), or the move it started. */

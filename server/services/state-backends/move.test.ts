@@ -366,6 +366,9 @@ describe("the move's guarantees", () => {
     expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
     // The three carried are the three that come first among all five.
     expect(ranks).toEqual(all.items.map((i) => rank(i.step)).sort((a, b) => a - b).slice(0, 3));
+    const stopped = await currentMove(t.db, setup.org.actor());
+    expect(stopped.move!.status).toBe("running");
+    expect(stopped.remainingOnPlanton).toBeNull();
 
     await resumeMove(t.db, move.id);
     await end;
@@ -378,6 +381,9 @@ describe("the move's guarantees", () => {
     expect(seen.at(-1)!.move).toEqual((await currentMove(t.db, setup.org.actor())).move);
     expect(seen.at(-1)!.move!.items[0].step).toBe("failed");
     expect(seen.every((v) => (v.move?.items.length ?? 0) <= MOVE_ITEMS_SHOWN)).toBe(true);
+    // What is left on Planton-managed storage is counted once the move has ended (the failed one's state), not while it runs.
+    expect(seen.filter((v) => v.move?.status === "running").every((v) => v.remainingOnPlanton === null)).toBe(true);
+    expect(seen.at(-1)!.remainingOnPlanton).toBe(1);
     watch.abort();
     await watching;
     await unlockState(t.db, c.access, lock.lock.ID);
