@@ -9,9 +9,6 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import type { Role } from "@/lib/roles";
 
-/** Rows a table of states draws at most (thousands of rows make the page slow to draw); its totals cover every state, the CLI lists them all. */
-export const STATE_ROWS_SHOWN = 500;
-
 /** The settings pages as tabs: the same links as the sidebar's Settings section. */
 export function SettingsNav() {
   const org = useOrg();

@@ -8,6 +8,7 @@ import { ArrowRight, CheckCircle2, Database, Pencil, Plus, Trash2 } from "lucide
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { PROVISIONERS } from "@/lib/catalog";
+import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
 import { formatBytes } from "@/lib/display";
 import { STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
 import { useOrg } from "@/components/shell/org-context";
@@ -19,7 +20,7 @@ import { SelectField } from "@/components/ui/field";
 import { Card, EmptyState, PageHeader, QueryState } from "@/components/ui/page";
 import { useDeleteDialog } from "./delete-dialog";
 import { StateBackendForm, type BackendRowView } from "./state-backend-form";
-import { FormAlert, RoleNote, STATE_ROWS_SHOWN } from "./shared";
+import { FormAlert, RoleNote } from "./shared";
 
 interface Backend extends BackendRowView {
   id: string;
@@ -189,7 +190,8 @@ function DefaultsCard() {
 function PlantonManagedCard() {
   const org = useOrg();
   const trpc = useTRPC();
-  const usage = useQuery(trpc.stateBackends.plantonManaged.queryOptions({ org: org.slug }));
+  // The table draws the first STATE_ROWS_SHOWN; the totals cover every state.
+  const usage = useQuery(trpc.stateBackends.plantonManaged.queryOptions({ org: org.slug, limit: STATE_ROWS_SHOWN }));
   const moveHref = `/o/${org.slug}/settings/state-backends/move`;
   return (
     <Card title="Planton-managed storage" description="States kept in the console's own database: reachable by Planton-hosted runners only.">
@@ -229,7 +231,7 @@ function PlantonManagedCard() {
               <div className="-mx-5 border-t border-slate-100">
                 <DataTable
                   label="States on Planton-managed storage"
-                  rows={u.states.slice(0, STATE_ROWS_SHOWN)}
+                  rows={u.states}
                   rowKey={(s) => s.componentId}
                   columns={[
                     { id: "component", header: "Component", cellClassName: "font-medium text-slate-900", cell: (s) => s.component },
@@ -239,9 +241,9 @@ function PlantonManagedCard() {
                     { id: "serial", header: "Serial", className: "text-right", cell: (s) => (s.serial === null ? "—" : s.serial) },
                   ]}
                 />
-                {u.states.length > STATE_ROWS_SHOWN && (
+                {u.totals.count > u.states.length && (
                   <p className="border-t border-slate-100 px-5 py-3 text-xs text-slate-500" data-testid="planton-managed-shown">
-                    The first {STATE_ROWS_SHOWN} of {u.states.length} shown; the totals above cover every one, and planton infra state-backend list-planton-managed lists them all.
+                    The first {u.states.length} of {u.totals.count} shown; the totals above cover every one, and planton infra state-backend list-planton-managed lists them all.
                   </p>
                 )}
               </div>

@@ -66,8 +66,8 @@ export function DestinationsStep({
   const [checks, setChecks] = useState<Record<string, CheckState>>({});
   const started = useRef(new Set<string>());
 
-  const provisioners = [...new Set(usage.states.map((s) => s.provisioner))].sort();
-  const statsOf = (p: string) => usage.states.filter((s) => s.provisioner === p).reduce((a, s) => ({ count: a.count + 1, size: a.size + s.size }), { count: 0, size: 0 });
+  const provisioners = usage.byProvisioner.map((p) => p.provisioner);
+  const statsOf = (p: string) => usage.byProvisioner.find((s) => s.provisioner === p) ?? { count: 0, size: 0 };
 
   async function runCheck(name: string) {
     started.current.add(name);

@@ -1,12 +1,13 @@
 "use client";
 // Step 2: the dry run as a table: exactly what would move, from which key to which, and nothing changed yet.
 import { ArrowLeft, Play } from "lucide-react";
+import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
 import { formatBytes } from "@/lib/display";
 import { Badge, envTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, EmptyState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
-import { FormAlert, STATE_ROWS_SHOWN } from "./shared";
+import { FormAlert } from "./shared";
 import type { DryRun } from "./state-move-wizard-live";
 
 /** A backend and a key in it; long keys (Planton-managed ones hold two ids) wrap inside the cell. */

@@ -47,7 +47,8 @@ export function StateMoveWizard() {
   const trpc = useTRPC();
   const admin = org.can("admin");
   const { current, stream, show } = useCurrentStateMove(org.slug);
-  const usage = useQuery(trpc.stateBackends.plantonManaged.queryOptions({ org: org.slug }));
+  // The totals and the provisioners in use (a destination for each); the list of states is the Settings page's.
+  const usage = useQuery(trpc.stateBackends.plantonManaged.queryOptions({ org: org.slug, limit: 0 }));
   const backends = useQuery(trpc.stateBackends.list.queryOptions({ org: org.slug }));
   // The wizard's own steps (1 and 2) are this browser's; steps 3 and 4 are the organization's move.
   const [phase, setPhase] = useState<"choose" | "review" | null>(null);
@@ -119,8 +120,8 @@ export function StateMoveWizard() {
   const stepAt = { choose: 0, review: 1, progress: 2, result: 3, empty: 3 }[view];
 
   // Only provisioners that still have states here: a choice left from an earlier move would be refused.
-  const inUse = new Set(usage.data.states.map((st) => st.provisioner));
-  const chosen = Object.fromEntries(Object.entries(to).filter(([p]) => inUse.has(p as (typeof usage.data.states)[number]["provisioner"])));
+  const inUse = new Set<string>(usage.data.byProvisioner.map((p) => p.provisioner));
+  const chosen = Object.fromEntries(Object.entries(to).filter(([p]) => inUse.has(p)));
 
   async function review() {
     setStartError(null);

@@ -97,11 +97,24 @@ export const plantonManagedStateSchema = z
   })
   .meta({ id: "PlantonManagedState" });
 
+/**
+ * Rows a page's table of states draws at most — the Settings page's Planton-managed states (asked for with this
+ * `limit`) and the dry run's review: thousands of rows make a page slow to draw, and at 10 000 states the whole list
+ * is 2.5 MB; the totals cover every state, and the CLI lists them all.
+ */
+export const STATE_ROWS_SHOWN = 500;
+
+/** GET /state-backends/planton-managed: `limit` bounds the list (the totals cover every state). */
+export const plantonManagedUsageInput = z.object({
+  limit: z.number().int().min(0).optional().meta({ description: "At most this many states, by environment and component (0: the totals alone); every state when left out" }),
+});
+
 export const plantonManagedUsageSchema = z
   .object({
-    states: z.array(plantonManagedStateSchema),
+    states: z.array(plantonManagedStateSchema).meta({ description: "Every state by environment and component, or the first `limit` of them" }),
     totals: z.object({ count: z.number().int(), size: z.number().int() }),
     byEnvironment: z.array(z.object({ environment: z.string(), count: z.number().int(), size: z.number().int() })),
+    byProvisioner: z.array(z.object({ provisioner, count: z.number().int(), size: z.number().int() })).meta({ description: "The provisioners whose states are there (a move-off needs a destination for each), by name" }),
   })
   .meta({ id: "PlantonManagedUsage" });
 

@@ -221,7 +221,8 @@ export function createPlantonClient(opts: PlantonClientOptions) {
       testAccess: (input: TestAccessRequest) => post<StateBackendAccessCheck>("/state-backends/test-access", input),
       setDefault: (provisioner: string, backend: string) => put<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`, { backend }),
       unsetDefault: (provisioner: string) => del<StateBackendList>(`/state-backends/defaults/${q(provisioner)}`),
-      plantonManaged: () => get<PlantonManagedUsage>("/state-backends/planton-managed"),
+      /** Every state on Planton-managed storage, with totals; with `limit`, the first that many (0: the totals alone). */
+      plantonManaged: (opts: { limit?: number } = {}) => get<PlantonManagedUsage>(`/state-backends/planton-managed${query(opts)}`),
     },
     modules: {
       /** The organization's modules and the platform's (optionally for one kind), the policy, and whether the caller may register. */

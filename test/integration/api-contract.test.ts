@@ -325,6 +325,11 @@ describe("the typed client against the real server", () => {
       const usage = await client.stateBackends.plantonManaged();
       expect(usage.states.map((s) => s.component)).toContain("site");
       conforms("get", "/state-backends/planton-managed", 200, usage);
+      // limit bounds the list; the totals and the per-provisioner figures still cover every state.
+      const totalsOnly = await client.stateBackends.plantonManaged({ limit: 0 });
+      expect(totalsOnly).toEqual({ ...usage, states: [] });
+      expect(totalsOnly.byProvisioner.reduce((n, p) => n + p.count, 0)).toBe(usage.totals.count);
+      conforms("get", "/state-backends/planton-managed", 200, totalsOnly);
       const unlocked = await admin.components.forceUnlockState(stack.ids.site);
       expect(unlocked).toEqual({ componentId: stack.ids.site, released: null });
       conforms("post", "/components/{componentId}/state/force-unlock", 200, unlocked);

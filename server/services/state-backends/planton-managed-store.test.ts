@@ -8,7 +8,7 @@ import { stateObjects, stateVersions } from "@/db/schema";
 import { StateBackend, StateLockedError, StateWriteRefused, storedStateOf } from "@/state-backends/rules";
 import type { StoredState } from "@/state-backends/types";
 import { PlantonManagedStore, plantonManagedKey } from "./planton-managed-store";
-import { unmovedPlantonStates } from "./planton-managed-usage";
+import { plantonManagedUsage, unmovedPlantonStates } from "./planton-managed-usage";
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -81,6 +81,18 @@ describe("Planton-managed state store", () => {
     const planned = await unmovedPlantonStates(t.db, org.orgId, false);
     expect(planned.find((s) => s.componentId === components[0].id)!.size).toBe(written.get(components[0].id)!.bytes.byteLength);
     expect(planned.find((s) => s.componentId === components[1].id)!.size).toBeGreaterThanOrEqual(written.get(components[1].id)!.bytes.byteLength);
+
+    // The usage: every state, or the first `limit` of them (as the Settings page asks); its totals cover every one.
+    const size = [...written.values()].reduce((n, s) => n + s.bytes.byteLength, 0);
+    const all = await plantonManagedUsage(t.db, org.actor());
+    expect(all.states.map((s) => s.componentId)).toEqual(exact.map((s) => s.componentId));
+    for (const limit of [0, 1, 5]) {
+      const bounded = await plantonManagedUsage(t.db, org.actor(), { limit });
+      expect(bounded.states).toEqual(all.states.slice(0, limit));
+      expect(bounded.totals).toEqual({ count: 2, size });
+      expect(bounded.byEnvironment).toEqual([{ environment: all.states[0].environment, count: 2, size }]);
+      expect(bounded.byProvisioner).toEqual([{ provisioner: "builtin", count: 2, size }]);
+    }
   });
 
   it("lists the organization's states with sizes and deletes; refuses keys of another organization", async () => {

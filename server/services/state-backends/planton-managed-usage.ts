@@ -1,7 +1,9 @@
 // What is still on Planton-managed storage: every component whose state is kept there and was not
 // moved, with its environment, its module's provisioner, size and serial; totals and per environment.
 import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import type { z } from "zod";
 import type { Queryable } from "@/db/client";
+import { plantonManagedUsageInput } from "@/lib/api/state-schemas";
 import { environments, infraComponents, stateObjects } from "@/db/schema";
 import type { Actor } from "../../actor";
 import { plantonStateSize, plantonStoredState } from "./planton-managed-store";
@@ -37,7 +39,20 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
   });
 }
 
-export async function plantonManagedUsage(db: Queryable, actor: Actor) {
+/** Count and size of `states` by `group`, in order of the group's name. */
+function tally<T extends { size: number }, K extends string>(states: T[], group: (s: T) => K) {
+  const by = new Map<K, { count: number; size: number }>();
+  for (const s of states) {
+    const t = by.get(group(s)) ?? { count: 0, size: 0 };
+    t.count += 1;
+    t.size += s.size;
+    by.set(group(s), t);
+  }
+  return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => ({ name, ...t }));
+}
+
+export async function plantonManagedUsage(db: Queryable, actor: Actor, raw: z.input<typeof plantonManagedUsageInput> = {}) {
+  const { limit } = plantonManagedUsageInput.parse(raw);
   const states = (await unmovedPlantonStates(db, actor.orgId, true)).map((s) => ({
     componentId: s.componentId,
     component: s.component,
@@ -51,16 +66,10 @@ export async function plantonManagedUsage(db: Queryable, actor: Actor) {
     provisioner: s.provisioner ?? ("builtin" as const),
     size: s.size,
   }));
-  const byEnv = new Map<string, { environment: string; count: number; size: number }>();
-  for (const s of states) {
-    const e = byEnv.get(s.environment) ?? { environment: s.environment, count: 0, size: 0 };
-    e.count += 1;
-    e.size += s.size;
-    byEnv.set(s.environment, e);
-  }
   return {
-    states,
+    states: limit === undefined ? states : states.slice(0, limit),
     totals: { count: states.length, size: states.reduce((n, s) => n + s.size, 0) },
-    byEnvironment: [...byEnv.values()],
+    byEnvironment: tally(states, (s) => s.environment).map(({ name, ...t }) => ({ environment: name, ...t })),
+    byProvisioner: tally(states, (s) => s.provisioner).map(({ name, ...t }) => ({ provisioner: name, ...t })),
   };
 }

@@ -3,6 +3,7 @@ import {
   accessCheckSchema,
   componentStateSchema,
   forceUnlockSchema,
+  plantonManagedUsageInput,
   plantonManagedUsageSchema,
   setDefaultBody,
   stateBackendBody,
@@ -38,9 +39,10 @@ export const stateBackendsRouter = router({
     .output(stateBackendListSchema)
     .query(({ ctx }) => listStateBackends(ctx.db, ctx.actor)),
   plantonManaged: viewerProcedure
-    .meta({ openapi: { method: "GET", path: "/state-backends/planton-managed", tags, summary: "Every state still on Planton-managed storage, with totals and per environment" } })
+    .meta({ openapi: { method: "GET", path: "/state-backends/planton-managed", tags, summary: "Every state still on Planton-managed storage (with limit: the first that many), with totals per environment and per provisioner" } })
+    .input(plantonManagedUsageInput)
     .output(plantonManagedUsageSchema)
-    .query(({ ctx }) => plantonManagedUsage(ctx.db, ctx.actor)),
+    .query(({ ctx, input }) => plantonManagedUsage(ctx.db, ctx.actor, input)),
   get: viewerProcedure
     .meta({ openapi: { method: "GET", path: "/state-backends/{name}", tags, summary: "One state backend" } })
     .input(byName)
