@@ -349,6 +349,16 @@ describe("the move's guarantees", () => {
         if (v.move && v.move.status !== "running") ended();
       }
     })();
+    // A second page (another admin, as an engineer here) shares the organization's one reader: what it is given are those same reads.
+    const second: typeof seen = [];
+    let secondEnded!: () => void;
+    const secondEnd = new Promise<void>((resolve) => (secondEnded = resolve));
+    const watchingToo = (async () => {
+      for await (const v of watchCurrentMove(t, setup.org.actor("engineer"), watch.signal)) {
+        second.push(v);
+        if (v.move && v.move.status !== "running") secondEnded();
+      }
+    })();
 
     const RANK = ["failed", ...MOVE_STEPS_IN_FLIGHT, "pending"] as string[];
     const rank = (step: string) => (RANK.includes(step) ? RANK.indexOf(step) : RANK.length);
@@ -384,8 +394,12 @@ describe("the move's guarantees", () => {
     // What is left on Planton-managed storage is counted once the move has ended (the failed one's state), not while it runs.
     expect(seen.filter((v) => v.move?.status === "running").every((v) => v.remainingOnPlanton === null)).toBe(true);
     expect(seen.at(-1)!.remainingOnPlanton).toBe(1);
+    await secondEnd;
+    expect(second.length).toBeGreaterThan(0);
+    for (const v of second) expect(seen).toContain(v);
+    expect(second.at(-1)).toBe(seen.at(-1));
     watch.abort();
-    await watching;
+    await Promise.all([watching, watchingToo]);
     await unlockState(t.db, c.access, lock.lock.ID);
   });
 

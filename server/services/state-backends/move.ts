@@ -1093,11 +1093,62 @@ export const MOVE_WATCH_INTERVAL_MS = 250;
 /** A watched move is read again after this long without a NOTIFY (one lost to a reconnect is picked up). */
 const MOVE_WATCH_SAFETY_MS = 15_000;
 
+type CurrentMove = Awaited<ReturnType<typeof currentMove>>;
+
 /**
- * The organization's current move as it changes: read at once, then again after each NOTIFY of a committed step, at most
- * once every MOVE_WATCH_INTERVAL_MS (the NOTIFYs in between are covered by that one read), until `signal` aborts.
+ * One reader of an organization's current move per database handle in this process, shared by every page watching
+ * it: each read answers them all, so a second admin with the wizard open costs the database nothing more (each read
+ * at 10 000 states is 20–30 ms of Postgres while the move keeps it busy). It lives while someone watches.
  */
-export async function* watchCurrentMove(handle: DatabaseHandle, actor: Actor, signal?: AbortSignal) {
+interface MoveWatch {
+  /** The latest read and how many reads there have been (a page waits for one newer than it has). */
+  value: CurrentMove | null;
+  version: number;
+  error: unknown;
+  watchers: number;
+  /** Woken after each read (and on failure). */
+  waiting: Set<() => void>;
+  stop: AbortController;
+}
+const gw = globalThis as unknown as { __plantonMoveWatches?: Map<DatabaseHandle, Map<string, MoveWatch>> };
+const moveWatches = (gw.__plantonMoveWatches ??= new Map());
+
+function joinMoveWatch(handle: DatabaseHandle, actor: Actor): MoveWatch {
+  let byOrg = moveWatches.get(handle);
+  if (!byOrg) moveWatches.set(handle, (byOrg = new Map()));
+  let w = byOrg.get(actor.orgId);
+  if (!w) {
+    const watch: MoveWatch = { value: null, version: 0, error: null, watchers: 0, waiting: new Set(), stop: new AbortController() };
+    const wakeAll = () => {
+      const waiting = [...watch.waiting];
+      watch.waiting.clear();
+      for (const wake of waiting) wake();
+    };
+    void readMoveWatch(handle, actor, watch.stop.signal, (value) => ((watch.value = value), (watch.version += 1), wakeAll())).catch((e) => {
+      watch.error = e;
+      if (byOrg!.get(actor.orgId) === watch) byOrg!.delete(actor.orgId);
+      wakeAll();
+    });
+    byOrg.set(actor.orgId, (w = watch));
+  }
+  w.watchers += 1;
+  return w;
+}
+
+function leaveMoveWatch(handle: DatabaseHandle, orgId: string, w: MoveWatch) {
+  w.watchers -= 1;
+  if (w.watchers > 0) return;
+  w.stop.abort();
+  const byOrg = moveWatches.get(handle);
+  if (byOrg?.get(orgId) === w) byOrg.delete(orgId);
+  if (byOrg && !byOrg.size) moveWatches.delete(handle);
+}
+
+/**
+ * The shared reader: reads at once, then again after each NOTIFY of a committed step, at most once every
+ * MOVE_WATCH_INTERVAL_MS (the NOTIFYs in between are covered by that one read), until `signal` aborts.
+ */
+async function readMoveWatch(handle: DatabaseHandle, actor: Actor, signal: AbortSignal, publish: (value: CurrentMove) => void) {
   let dirty = true;
   let wake: (() => void) | null = null;
   const unsubscribe = await subscribeChannel(handle, STATE_MOVES_CHANNEL, (payload) => {
@@ -1108,17 +1159,17 @@ export async function* watchCurrentMove(handle: DatabaseHandle, actor: Actor, si
     new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
+        signal.removeEventListener("abort", done);
         wake = null;
         resolve();
       };
       const timer = setTimeout(done, ms);
-      signal?.addEventListener("abort", done);
+      signal.addEventListener("abort", done);
       if (onNotify) wake = done;
     });
   let lastRead = -Infinity;
   try {
-    while (!signal?.aborted) {
+    while (!signal.aborted) {
       if (!dirty) {
         await pause(MOVE_WATCH_SAFETY_MS, true);
         dirty = true;
@@ -1126,12 +1177,43 @@ export async function* watchCurrentMove(handle: DatabaseHandle, actor: Actor, si
       }
       const early = lastRead + MOVE_WATCH_INTERVAL_MS - performance.now();
       if (early > 0) await pause(early, false);
-      if (signal?.aborted) break;
+      if (signal.aborted) break;
       dirty = false;
       lastRead = performance.now();
-      yield await currentMove(handle.db, actor);
+      const value = await currentMove(handle.db, actor);
+      if (!signal.aborted) publish(value);
     }
   } finally {
     unsubscribe();
+  }
+}
+
+/**
+ * The organization's current move as it changes, until `signal` aborts: the latest read of the organization's shared
+ * reader at once (or its first), then each newer one. A page that falls behind gets the latest, not every read.
+ */
+export async function* watchCurrentMove(handle: DatabaseHandle, actor: Actor, signal?: AbortSignal) {
+  const w = joinMoveWatch(handle, actor);
+  let seen = 0;
+  try {
+    while (!signal?.aborted) {
+      if (w.version > seen) {
+        seen = w.version;
+        yield w.value!;
+        continue;
+      }
+      if (w.error) throw w.error;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal?.removeEventListener("abort", done);
+          w.waiting.delete(done);
+          resolve();
+        };
+        w.waiting.add(done);
+        signal?.addEventListener("abort", done);
+      });
+    }
+  } finally {
+    leaveMoveWatch(handle, actor.orgId, w);
   }
 }
