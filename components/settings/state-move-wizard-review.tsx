@@ -1,7 +1,6 @@
 "use client";
 // Step 2: the dry run as a table: exactly what would move, from which key to which, and nothing changed yet.
 import { ArrowLeft, Play } from "lucide-react";
-import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
 import { formatBytes } from "@/lib/display";
 import { Badge, envTone } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -60,7 +59,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             </tr>
           </thead>
           <Tbody>
-            {items.slice(0, STATE_ROWS_SHOWN).map((i) => (
+            {items.map((i) => (
               <tr key={i.componentId} data-testid="dry-run-item">
                 <Td className="font-medium text-slate-900">{i.component}</Td>
                 <Td>
@@ -78,7 +77,7 @@ export function ReviewStep({ dryRun, admin, busy, error, onBack, onStart }: { dr
             <tr>
               <Td colSpan={5} data-testid="dry-run-totals">
                 Total: {totals.count} state{totals.count === 1 ? "" : "s"}
-                {items.length > STATE_ROWS_SHOWN && <span className="font-normal text-slate-500"> (the first {STATE_ROWS_SHOWN} shown; planton infra state-backend move-off-planton --dry-run lists every one)</span>}
+                {totals.count > items.length && <span className="font-normal text-slate-500"> (the first {items.length} shown; planton infra state-backend move-off-planton --dry-run lists every one)</span>}
               </Td>
               <Td className="text-right tabular-nums">{formatBytes(totals.size)}</Td>
               <Td />

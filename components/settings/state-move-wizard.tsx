@@ -7,6 +7,7 @@ import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { CheckCircle2, Radio } from "lucide-react";
 import { useTRPC } from "@/lib/trpc/client";
+import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
@@ -126,7 +127,8 @@ export function StateMoveWizard() {
   async function review() {
     setStartError(null);
     try {
-      setDryRun(await runDry.mutateAsync({ org: org.slug, to: chosen }));
+      // The review draws the first STATE_ROWS_SHOWN; its totals cover every state.
+      setDryRun(await runDry.mutateAsync({ org: org.slug, to: chosen, limit: STATE_ROWS_SHOWN }));
       setPhase("review");
     } catch {
       // Shown from runDry.error under the destinations.

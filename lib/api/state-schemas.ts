@@ -142,6 +142,11 @@ export const moveOffBody = z.object({
   to: z.record(z.string(), z.string().min(1)).meta({ description: 'Destination backend name per provisioner in use; the key "*" stands for the one provisioner in use' }),
 });
 
+/** POST /state-moves/dry-run: `limit` bounds the items answered (the totals cover every one). */
+export const dryRunBody = moveOffBody.extend({
+  limit: z.number().int().min(0).optional().meta({ description: "At most this many items, by environment and component (the totals cover every state); every item when left out" }),
+});
+
 /** POST /components/{componentId}/state/migrate-backend (dry run with ?dryRun=true): one component's state to another backend. */
 export const migrateBackendBody = z.object({ to: z.string().min(1), dryRun: z.boolean().default(false) });
 
@@ -181,7 +186,10 @@ export const moveItemSchema = z
   .meta({ id: "StateMoveItem" });
 
 export const dryRunSchema = z
-  .object({ items: z.array(moveItemSchema), totals: z.object({ count: z.number().int(), size: z.number().int() }) })
+  .object({
+    items: z.array(moveItemSchema).meta({ description: "Every state that would move, by environment and component, or the first `limit` of them" }),
+    totals: z.object({ count: z.number().int(), size: z.number().int() }),
+  })
   .meta({ id: "StateMoveDryRun", description: "What a move would do; nothing was changed" });
 
 export const stateMoveSchema = z

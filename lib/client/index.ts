@@ -264,7 +264,8 @@ export function createPlantonClient(opts: PlantonClientOptions) {
     },
     stateMoves: {
       /** What moving every state off Planton-managed storage would do; `to` is the backend name per provisioner ("*": the one in use). */
-      dryRun: (to: Record<string, string>) => post<StateMoveDryRun>("/state-moves/dry-run", { to }),
+      /** What the move would do; with `limit`, the first that many items (the totals cover every one). */
+      dryRun: (to: Record<string, string>, opts: { limit?: number } = {}) => post<StateMoveDryRun>("/state-moves/dry-run", { to, ...opts }),
       start: (to: Record<string, string>) => post<StateMove>("/state-moves", { to }),
       /** The running move, else the latest, and how many states are left on Planton-managed storage. */
       current: () => get<CurrentStateMove>("/state-moves/current"),

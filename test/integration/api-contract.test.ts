@@ -353,6 +353,7 @@ describe("the typed client against the real server", () => {
     const dry = await admin.stateMoves.dryRun({ "*": "contract-local" });
     expect(dry.items.map((i) => i.component).sort()).toEqual(["gated", "site"]);
     conforms("post", "/state-moves/dry-run", 200, dry);
+    expect(await admin.stateMoves.dryRun({ "*": "contract-local" }, { limit: 1 })).toEqual({ items: dry.items.slice(0, 1), totals: dry.totals });
     // A different state already at gated's destination key: its item fails, and a retry after it is gone moves it.
     const conflicting = path.join(dir("a"), "dev", "gated", "terraform.tfstate");
     fs.mkdirSync(path.dirname(conflicting), { recursive: true });

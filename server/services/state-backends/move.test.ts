@@ -193,6 +193,9 @@ describe.each<Kind>(["local", "s3", "azure_blob"])("moving off Planton-managed s
       const state = (await pm.read(plantonManagedKey(setup.org.orgId, c.id)))!;
       expect(item).toMatchObject({ component: c.name, environment: "dev", provisioner: "builtin", from: "planton-managed", to: to.name, fromKey: plantonManagedKey(setup.org.orgId, c.id), toKey: defaultStateKey("dev", c.name), size: state.bytes.byteLength, serial: state.serial, checksum: state.checksum, step: "pending" });
     }
+    // A bounded dry run (as the wizard's review asks): the first items in the same order, the totals over every one.
+    const bounded = await dryRun(t.db, setup.org.actor(), { to: { builtin: to.name }, limit: 2 });
+    expect(bounded).toEqual({ items: answer!.items.slice(0, 2), totals: answer!.totals });
   });
 
   it("killed after copy and before switch, then resumed: every state moved once, checksums equal, old copies marked", async () => {

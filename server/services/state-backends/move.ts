@@ -11,7 +11,7 @@ import { z } from "zod";
 import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
 import { handleOf, rowsOf, type Database, type DatabaseHandle, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
-import { migrateBackendBody, MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT, MOVE_STEPS_UNFINISHED, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
+import { dryRunBody, migrateBackendBody, MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT, MOVE_STEPS_UNFINISHED, moveOffBody, type MOVE_STEPS, type moveItemSchema } from "@/lib/api/state-schemas";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
 import { StateLockedError, storedChecksum, writeRefusal } from "@/state-backends/rules";
@@ -228,11 +228,16 @@ function plannedView(p: Planned) {
   };
 }
 
-const dryRunOf = (plan: Plan) => ({ items: plan.items.map(plannedView), totals: { count: plan.items.length, size: plan.items.reduce((n, i) => n + i.size, 0) } });
+/** What the plan would move: every item, or the first `limit`; the totals over all. */
+const dryRunOf = (plan: Plan, limit?: number) => ({
+  items: (limit === undefined ? plan.items : plan.items.slice(0, limit)).map(plannedView),
+  totals: { count: plan.items.length, size: plan.items.reduce((n, i) => n + i.size, 0) },
+});
 
 /** What a move off Planton-managed storage would do; changes nothing. */
-export async function dryRun(db: Queryable, actor: Actor, input: z.input<typeof moveOffBody>) {
-  return dryRunOf(await planMoveOff(db, actor, input, true));
+export async function dryRun(db: Queryable, actor: Actor, raw: z.input<typeof dryRunBody>) {
+  const { limit, ...input } = dryRunBody.parse(raw);
+  return dryRunOf(await planMoveOff(db, actor, input, true), limit);
 }
 
 // ── Starting ────────────────────────────────────────────────────────────────────────────────────

@@ -1,4 +1,4 @@
-import { currentMoveSchema, MOVE_ITEMS_SHOWN, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
+import { currentMoveSchema, MOVE_ITEMS_SHOWN, dryRunBody, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
 import { adminProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
 import {
@@ -22,7 +22,7 @@ const tags = ["State Backends"];
 export const stateMovesRouter = router({
   dryRun: adminProcedure
     .meta({ openapi: { method: "POST", path: "/state-moves/dry-run", tags, summary: "What moving every state off Planton-managed storage would do (component, keys, size, serial); changes nothing" } })
-    .input(moveOffBody)
+    .input(dryRunBody)
     .output(dryRunSchema)
     .mutation(({ ctx, input }) => dryRun(ctx.db, ctx.actor, input)),
   start: adminProcedure
