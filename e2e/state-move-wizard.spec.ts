@@ -13,7 +13,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
 import { iacModules, organizations, users } from "../db/schema";
-import { MOVE_ITEMS_SHOWN } from "../lib/api/state-schemas";
+import { MOVE_ITEMS_SHOWN } from "../lib/state-moves";
 import { newId } from "../lib/ids";
 import type { Actor } from "../server/actor";
 import { draftComponent } from "../test/components";

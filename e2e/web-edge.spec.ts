@@ -52,7 +52,7 @@ test("every page works under the Content-Security-Policy, the xterm log pane inc
   await expect(page.getByTestId("log-text-init")).toContainText("Initialized the builtin engine");
   await expect(page.locator(".xterm-rows").first()).toContainText("Initialized the builtin engine");
 
-  for (const path of ["/o/acme/jobs", "/o/acme/components?show=gone", "/o/acme/components/new", "/o/acme/settings", "/o/acme/settings/environments", "/o/acme/settings/connections", "/o/acme/settings/secrets", "/o/acme/settings/flow-control", "/o/acme/settings/members", "/o/acme/settings/api-tokens", "/o/acme/settings/runners", "/o/acme/settings/state-backends", "/o/acme/settings/modules", "/o/acme/settings/modules/static-site", "/o/acme/audit", "/o/acme/no-such-page"]) {
+  for (const path of ["/o/acme/jobs", "/o/acme/components?show=gone", "/o/acme/components/new", "/o/acme/settings", "/o/acme/settings/environments", "/o/acme/settings/connections", "/o/acme/settings/secrets", "/o/acme/settings/flow-control", "/o/acme/settings/members", "/o/acme/settings/api-tokens", "/o/acme/settings/runners", "/o/acme/settings/state-backends", "/o/acme/settings/state-backends/move", "/o/acme/settings/modules", "/o/acme/settings/modules/static-site", "/o/acme/audit", "/o/acme/no-such-page"]) {
     await page.goto(`${s.baseURL}${path}`);
     await page.waitForLoadState("networkidle");
     await expect(page.locator("h1").first()).toBeVisible();

@@ -8,7 +8,7 @@ import { ArrowRight, CheckCircle2, Database, Pencil, Plus, Trash2 } from "lucide
 import { toast } from "sonner";
 import { useTRPC } from "@/lib/trpc/client";
 import { PROVISIONERS } from "@/lib/catalog";
-import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
+import { STATE_ROWS_SHOWN } from "@/lib/state-moves";
 import { formatBytes } from "@/lib/display";
 import { STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
 import { useOrg } from "@/components/shell/org-context";

@@ -16,7 +16,7 @@ import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
 import { useDeleteDialog } from "./delete-dialog";
 import { KeyCell } from "./state-move-wizard-review";
-import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/api/state-schemas";
+import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/state-moves";
 import { NOTHING_LEFT, type StateMove, type StateMoveItem } from "./state-move-wizard-live";
 
 /** Each step a component's move goes through, as the table says it. */

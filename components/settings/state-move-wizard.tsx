@@ -7,7 +7,7 @@ import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { CheckCircle2, Radio } from "lucide-react";
 import { useTRPC } from "@/lib/trpc/client";
-import { STATE_ROWS_SHOWN } from "@/lib/api/state-schemas";
+import { STATE_ROWS_SHOWN } from "@/lib/state-moves";
 import { useOrg } from "@/components/shell/org-context";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { PROVISIONERS } from "../catalog";
 import { backendNameSchema, STATE_BACKEND_KIND_NAMES } from "../state-backend-kinds";
+import { MOVE_ITEMS_SHOWN, MOVE_STATUSES, MOVE_STEPS } from "../state-moves";
 import { timestamp } from "./schemas";
 
 const provisioner = z.enum(PROVISIONERS);
@@ -97,13 +98,6 @@ export const plantonManagedStateSchema = z
   })
   .meta({ id: "PlantonManagedState" });
 
-/**
- * Rows a page's table of states draws at most — the Settings page's Planton-managed states (asked for with this
- * `limit`) and the dry run's review: thousands of rows make a page slow to draw, and at 10 000 states the whole list
- * is 2.5 MB; the totals cover every state, and the CLI lists them all.
- */
-export const STATE_ROWS_SHOWN = 500;
-
 /** GET /state-backends/planton-managed: `limit` bounds the list (the totals cover every state). */
 export const plantonManagedUsageInput = z.object({
   limit: z.number().int().min(0).optional().meta({ description: "At most this many states, by environment and component (0: the totals alone); every state when left out" }),
@@ -149,20 +143,6 @@ export const dryRunBody = moveOffBody.extend({
 
 /** POST /components/{componentId}/state/migrate-backend (dry run with ?dryRun=true): one component's state to another backend. */
 export const migrateBackendBody = z.object({ to: z.string().min(1), dryRun: z.boolean().default(false) });
-
-export const MOVE_STEPS = ["pending", "held", "locked", "copied", "switched", "done", "failed", "rolled_back"] as const;
-/** The steps an item is in while its move works on it (between waiting and an end). */
-export const MOVE_STEPS_IN_FLIGHT = ["held", "locked", "copied", "switched"] as const satisfies readonly (typeof MOVE_STEPS)[number][];
-/** The steps of an item its move has not finished with (a run resumes these). */
-export const MOVE_STEPS_UNFINISHED = ["pending", ...MOVE_STEPS_IN_FLIGHT] as const;
-export const MOVE_STATUSES = ["running", "succeeded", "failed"] as const;
-/**
- * Items a live view of a move carries at most (`current`, the watch, `get` with `limit`, the answers of start, retry and
- * rollback): the failed ones first, then those in flight, then the rest. A move of 10 000 states answered whole is
- * 4.5 MB and a quarter of a CPU-second to read, and a page following it read it on every committed step — it halved
- * the move's own speed.
- */
-export const MOVE_ITEMS_SHOWN = 200;
 
 export const moveItemSchema = z
   .object({

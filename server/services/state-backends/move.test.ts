@@ -24,7 +24,7 @@ import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
 import { startScheduler } from "../jobs/scheduler";
 import { lockState, unlockState } from "../runners/state";
-import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/api/state-schemas";
+import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT } from "@/lib/state-moves";
 import { currentMove, dryRun, getMove, migrateBackend, MoveStopped, moveLockId, moveRun, moveRunLockKey, resumeMove, resumeRunningMoves, retryMove, rollbackItem, startMove, watchCurrentMove, type MoveHooks } from "./move";
 import { openStore } from "./open-store";
 import { plantonManagedKey, PlantonManagedStore } from "./planton-managed-store";

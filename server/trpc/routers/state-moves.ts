@@ -1,4 +1,5 @@
-import { currentMoveSchema, MOVE_ITEMS_SHOWN, dryRunBody, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
+import { currentMoveSchema, dryRunBody, dryRunSchema, migrateBackendResultSchema, moveOffBody, stateMoveSchema } from "@/lib/api/state-schemas";
+import { MOVE_ITEMS_SHOWN } from "@/lib/state-moves";
 import { adminProcedure, router, viewerProcedure } from "../init";
 import { getRuntime } from "../../runtime";
 import {
