@@ -8,6 +8,11 @@ import { MOVE_ITEMS_SHOWN, MOVE_STATUSES, MOVE_STEPS } from "../state-moves";
 import { timestamp } from "./schemas";
 
 const provisioner = z.enum(PROVISIONERS);
+
+/** A view's `limit`: at most that many rows (0: the counts alone), every row when left out. */
+export const viewLimit = (description: string) => z.number().int().min(0).optional().meta({ description });
+/** The rows a `limit` leaves: the first that many, or all of them. */
+export const firstOf = <T>(rows: T[], limit: number | undefined): T[] => (limit === undefined ? rows : rows.slice(0, limit));
 const kind = z.enum(STATE_BACKEND_KIND_NAMES as [string, ...string[]]);
 
 // ── Backends ────────────────────────────────────────────────────────────────────────────────────
@@ -100,7 +105,7 @@ export const plantonManagedStateSchema = z
 
 /** GET /state-backends/planton-managed: `limit` bounds the list (the totals cover every state). */
 export const plantonManagedUsageInput = z.object({
-  limit: z.number().int().min(0).optional().meta({ description: "At most this many states, by environment and component (0: the totals alone); every state when left out" }),
+  limit: viewLimit("At most this many states, by environment and component (0: the totals alone); every state when left out"),
 });
 
 export const plantonManagedUsageSchema = z
@@ -138,7 +143,7 @@ export const moveOffBody = z.object({
 
 /** POST /state-moves/dry-run: `limit` bounds the items answered (the totals cover every one). */
 export const dryRunBody = moveOffBody.extend({
-  limit: z.number().int().min(0).optional().meta({ description: "At most this many items, by environment and component (the totals cover every state); every item when left out" }),
+  limit: viewLimit("At most this many items, by environment and component (the totals cover every state); every item when left out"),
 });
 
 /** POST /components/{componentId}/state/migrate-backend (dry run with ?dryRun=true): one component's state to another backend. */

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
 import { handleOf, rowsOf, type Database, type DatabaseHandle, type Queryable, type SessionLock } from "@/db/client";
 import { environments, infraComponents, infraJobs, stateBackendDefaults, stateBackends, stateMoveItems, stateMoves, stateObjects } from "@/db/schema";
-import { dryRunBody, migrateBackendBody, moveOffBody, type moveItemSchema } from "@/lib/api/state-schemas";
+import { dryRunBody, firstOf, migrateBackendBody, moveOffBody, viewLimit, type moveItemSchema } from "@/lib/api/state-schemas";
 import { MOVE_ITEMS_SHOWN, MOVE_STEPS_IN_FLIGHT, MOVE_STEPS_UNFINISHED, type MOVE_STEPS } from "@/lib/state-moves";
 import { newId } from "@/lib/ids";
 import { PROVISIONERS, STATE_BACKEND_KINDS, defaultStateKey, isStateBackendKind, PLANTON_MANAGED_KIND, type Provisioner } from "@/lib/state-backend-kinds";
@@ -231,7 +231,7 @@ function plannedView(p: Planned) {
 
 /** What the plan would move: every item, or the first `limit`; the totals over all. */
 const dryRunOf = (plan: Plan, limit?: number) => ({
-  items: (limit === undefined ? plan.items : plan.items.slice(0, limit)).map(plannedView),
+  items: firstOf(plan.items, limit).map(plannedView),
   totals: { count: plan.items.length, size: plan.items.reduce((n, i) => n + i.size, 0) },
 });
 
@@ -861,12 +861,7 @@ async function endMove(ctx: RunContext) {
 
 export const moveIdInput = z.object({ id: z.string().min(1) });
 export const getMoveInput = moveIdInput.extend({
-  limit: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .meta({ description: "At most this many items, failed first, then in flight, then the rest (0: the progress counts alone); every item when left out" }),
+  limit: viewLimit("At most this many items, failed first, then in flight, then the rest (0: the progress counts alone); every item when left out"),
 });
 export const rollbackInput = z.object({ id: z.string().min(1), itemId: z.string().min(1) });
 

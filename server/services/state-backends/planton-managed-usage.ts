@@ -3,7 +3,7 @@
 import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Queryable } from "@/db/client";
-import { plantonManagedUsageInput } from "@/lib/api/state-schemas";
+import { firstOf, plantonManagedUsageInput } from "@/lib/api/state-schemas";
 import { environments, infraComponents, stateObjects } from "@/db/schema";
 import type { Actor } from "../../actor";
 import { plantonStateSize, plantonStoredState } from "./planton-managed-store";
@@ -39,8 +39,8 @@ export async function unmovedPlantonStates(db: Queryable, orgId: string, exact: 
   });
 }
 
-/** Count and size of `states` by `group`, in order of the group's name. */
-function tally<T extends { size: number }, K extends string>(states: T[], group: (s: T) => K) {
+/** Count and size of `states` per `group`, in the order the groups first come. */
+function tally<T extends { size: number }, K extends string>(states: T[], group: (s: T) => K): [K, { count: number; size: number }][] {
   const by = new Map<K, { count: number; size: number }>();
   for (const s of states) {
     const t = by.get(group(s)) ?? { count: 0, size: 0 };
@@ -48,7 +48,7 @@ function tally<T extends { size: number }, K extends string>(states: T[], group:
     t.size += s.size;
     by.set(group(s), t);
   }
-  return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => ({ name, ...t }));
+  return [...by];
 }
 
 export async function plantonManagedUsage(db: Queryable, actor: Actor, raw: z.input<typeof plantonManagedUsageInput> = {}) {
@@ -67,9 +67,12 @@ export async function plantonManagedUsage(db: Queryable, actor: Actor, raw: z.in
     size: s.size,
   }));
   return {
-    states: limit === undefined ? states : states.slice(0, limit),
+    states: firstOf(states, limit),
     totals: { count: states.length, size: states.reduce((n, s) => n + s.size, 0) },
-    byEnvironment: tally(states, (s) => s.environment).map(({ name, ...t }) => ({ environment: name, ...t })),
-    byProvisioner: tally(states, (s) => s.provisioner).map(({ name, ...t }) => ({ provisioner: name, ...t })),
+    // The states come by environment (its name as Postgres orders it); the provisioners are put in order of name.
+    byEnvironment: tally(states, (s) => s.environment).map(([environment, t]) => ({ environment, ...t })),
+    byProvisioner: tally(states, (s) => s.provisioner)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([provisioner, t]) => ({ provisioner, ...t })),
   };
 }
