@@ -1077,8 +1077,13 @@ export async function getMove(db: Queryable, actor: Actor, raw: z.input<typeof g
  * read of a watched move, a third of the Postgres time the move itself had.
  */
 export async function currentMove(db: Queryable, actor: Actor) {
-  const [running] = await db.select().from(stateMoves).where(and(eq(stateMoves.orgId, actor.orgId), eq(stateMoves.status, "running")));
-  const [latest] = running ? [running] : await db.select().from(stateMoves).where(eq(stateMoves.orgId, actor.orgId)).orderBy(desc(stateMoves.createdAt), desc(stateMoves.id)).limit(1);
+  // One read (a running move first): read apart, a move started between them was taken as the latest yet not as running.
+  const [latest] = await db
+    .select()
+    .from(stateMoves)
+    .where(eq(stateMoves.orgId, actor.orgId))
+    .orderBy(desc(sql`${stateMoves.status} = 'running'`), desc(stateMoves.createdAt), desc(stateMoves.id))
+    .limit(1);
   const remaining = async () => {
     const [{ n }] = await db
       .select({ n: sql<number>`count(*)::int` })
@@ -1086,7 +1091,7 @@ export async function currentMove(db: Queryable, actor: Actor) {
       .where(and(eq(stateObjects.orgId, actor.orgId), isNotNull(stateObjects.state), isNull(stateObjects.movedToBackendId)));
     return Number(n);
   };
-  return { move: latest ? await moveView(db, latest, MOVE_ITEMS_SHOWN) : null, remainingOnPlanton: running ? null : await remaining() };
+  return { move: latest ? await moveView(db, latest, MOVE_ITEMS_SHOWN) : null, remainingOnPlanton: latest?.status === "running" ? null : await remaining() };
 }
 
 /** Between two reads of a watched move, at least this long: a page needs a few frames a second, not one per committed step. */
