@@ -66,7 +66,7 @@ export const jobEventStream = streamingRoute(
           if (abort.signal.aborted) return;
           if (!next.done) {
             controller.enqueue(gzip ? gzip.next(next.value.piece) : next.value.bytes);
-            observeDeliveries(next.value.emittedAt, openedAt, Date.now());
+            observeDeliveries(next.value, openedAt, Date.now());
             return;
           }
           controller.enqueue(gzip ? Buffer.concat([frame(END), gzip.end()]) : frame(END));

@@ -64,9 +64,15 @@ export class EventBatch {
   }
 
   private emitted: number[] | undefined;
+  private earliest: number | undefined;
   /** When each event's runner emitted it (ms since the epoch), parsed once for every subscriber (the delivery lag metric). */
   get emittedAt(): readonly number[] {
     return (this.emitted ??= this.events.map((e) => Date.parse(e.ts)));
+  }
+
+  /** The earliest of those (NaN when none parses): a viewer whose stream opened before it was written the whole batch live. */
+  get earliestEmittedAt(): number {
+    return (this.earliest ??= this.emittedAt.reduce((min, at) => (at < min || Number.isNaN(min) ? at : min), NaN));
   }
 
   get lastSeq(): number {
