@@ -5,7 +5,7 @@ import { errorResponse } from "../error-map";
 import { holdBody } from "../held-bodies";
 import { assertSafeInput, MAX_RUNNER_BODY_BYTES, parseJsonBody, readBodyBytes, readBodyText } from "../input-guard";
 import { getRuntime, type Runtime } from "../runtime";
-import { jobAccess, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
+import { jobAccess, jobAccessUnconfirmed, type JobAccess, type JobRouteUse } from "../services/runners/job-access";
 import { authenticateRunner, bearerOf, type RunnerRow } from "../services/runners/register-runner";
 
 /** Below this size an answer is not worth compressing (the `compression` middleware's own default threshold). */
@@ -62,13 +62,16 @@ export function runnerRoute(fn: (ctx: { rt: Runtime; runner: RunnerRow; req: Req
   };
 }
 
-/** A route under /jobs/{jobId}/… that needs that job's credential (`Bearer jcr_…`), taken as `use` allows (see jobAccess). */
-export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { use?: JobRouteUse } = {}): RunnerApiHandler {
+/**
+ * A route under /jobs/{jobId}/… that needs that job's credential (`Bearer jcr_…`), taken as `use` allows (see jobAccess).
+ * `unconfirmed`: its service writes in one statement that tests the access itself (jobAccessUnconfirmed).
+ */
+export function jobRoute(fn: (ctx: JobRouteContext, req: Request) => Promise<Response>, opts: { use?: JobRouteUse; unconfirmed?: boolean } = {}): RunnerApiHandler {
   return async (req, p) => {
     try {
       const rt = await getRuntime();
       assertSafeInput(p);
-      const access = await jobAccess(rt.db, bearerOf(req.headers), p.jobId, opts.use ?? "running");
+      const access = await (opts.unconfirmed ? jobAccessUnconfirmed : jobAccess)(rt.db, bearerOf(req.headers), p.jobId, opts.use ?? "running");
       return await fn(
         { rt, access, jobId: p.jobId, params: p, body: (s) => body(req, s), json: () => rawBody(req), bytes: async () => new Uint8Array(await readBodyBytes(req, MAX_RUNNER_BODY_BYTES)) },
         req,

@@ -49,7 +49,7 @@ const ROUTES: Record<string, Partial<Record<Method, RunnerApiHandler>>> = {
   },
   /** `closing`: the runner flushes its last events after the last step's finish ended the job. */
   "/jobs/[jobId]/events": {
-    POST: jobRoute(async ({ rt, access, body }) => json(await uploadEvents(rt.db, access, await body(eventsUploadRequest))), { use: "closing" }),
+    POST: jobRoute(async ({ rt, access, body }) => json(await uploadEvents(rt.db, access, await body(eventsUploadRequest))), { use: "closing", unconfirmed: true }),
   },
   /** Ending an attempt after its last step ended the job, or after the scheduler declared it lost, is legal. */
   "/jobs/[jobId]/attempt/end": {

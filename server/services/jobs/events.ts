@@ -1,7 +1,7 @@
 // Progress events: one append-only stream per job with a gap-free seq. Appends take the job's row
 // lock, so seqs never skip or repeat; a runner's batch is idempotent by (attempt, runner seq).
 // NOTIFY job_events '<jobId>:<seq>' is issued by the appending statement, so Postgres delivers it after commit.
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, sql, type SQL } from "drizzle-orm";
 import { rowsOf, type DatabaseHandle, type Queryable } from "@/db/client";
 import { isUniqueViolation } from "../../errors";
 import { infraJobs, progressEvents } from "@/db/schema";
@@ -21,27 +21,28 @@ export interface NewEvent {
 /** Appends server-made events (job_status, operation_status, …) inside the caller's transaction. */
 export async function appendEvents(tx: Queryable, jobId: string, events: NewEvent[]): Promise<number> {
   if (!events.length) return currentSeq(tx, jobId);
-  return (await append(tx, jobId, null, events.map((e) => ({ ...e, ts: validDate(e.ts).toISOString(), runnerSeq: null })))).lastSeq;
+  return (await append(tx, jobId, null, events.map((e) => ({ ...e, ts: validDate(e.ts).toISOString(), runnerSeq: null }))))!.lastSeq;
 }
+
+type Appended = { acceptedThrough: number; lastSeq: number; stored: ProgressEvent[] | null };
 
 /**
  * Appends a runner's batch. A retried batch (same attempt, same runner seqs) adds nothing. Returns the
  * highest runner seq stored for this attempt, and — when every event was new — the events as stored (for
  * this process's live feed: event-feed.ts `beginLocalAppend`). One statement, outside any transaction of the caller's:
  * two uploads of the same batch at once meet at the unique (job, attempt, runner seq) index, and the
- * one that lost runs again, now seeing what the other stored.
+ * one that lost runs again, now seeing what the other stored. With `onlyIf` (a condition the statement tests,
+ * JobAccess.unconfirmed's), nothing is stored when it is false, and the answer is null.
  */
-export async function appendRunnerEvents(
-  db: Queryable,
-  jobId: string,
-  attemptId: string,
-  events: UploadedEvent[],
-): Promise<{ acceptedThrough: number; lastSeq: number; stored: ProgressEvent[] | null }> {
+export async function appendRunnerEvents(db: Queryable, jobId: string, attemptId: string, events: UploadedEvent[]): Promise<Appended>;
+export async function appendRunnerEvents(db: Queryable, jobId: string, attemptId: string, events: UploadedEvent[], onlyIf: SQL | undefined): Promise<Appended | null>;
+export async function appendRunnerEvents(db: Queryable, jobId: string, attemptId: string, events: UploadedEvent[], onlyIf?: SQL): Promise<Appended | null> {
   const sorted = [...new Map(events.map((e) => [e.seq, e])).values()].sort((a, b) => a.seq - b.seq);
   const rows = sorted.map((e) => ({ ts: validDate(e.ts).toISOString(), operation: e.operation, type: e.type, payload: e.payload, runnerSeq: e.seq }));
   for (let attempt = 1; ; attempt++) {
     try {
-      const r = await append(db, jobId, attemptId, rows);
+      const r = await append(db, jobId, attemptId, rows, onlyIf);
+      if (!r) return null;
       // Every event was new (no retry of a batch stored before): they hold the seqs after the job's last, in order.
       const stored = rows.length && r.lastSeq - r.seqBefore === rows.length ? rows.map((e, i) => ({ seq: r.seqBefore + 1 + i, ts: e.ts, operation: e.operation, type: e.type, payload: e.payload })) : null;
       return { acceptedThrough: Math.max(r.storedBefore, r.lastFresh), lastSeq: r.lastSeq, stored };
@@ -63,11 +64,12 @@ async function append(
   jobId: string,
   attemptId: string | null,
   events: (NewEvent & { ts: string; runnerSeq: number | null })[],
-): Promise<{ seqBefore: number; lastSeq: number; storedBefore: number; lastFresh: number }> {
+  onlyIf?: SQL,
+): Promise<{ seqBefore: number; lastSeq: number; storedBefore: number; lastFresh: number } | null> {
   const json = JSON.stringify(events.map((e, n) => ({ n, ts: e.ts, operation: e.operation, type: e.type, payload: e.payload, runner_seq: e.runnerSeq })));
   const [row] = rowsOf<{ before: number | null; last: number | null; stored: number; fresh: number | null }>(
     await db.execute(sql`
-      with job as (select id, event_seq from ${infraJobs} where id = ${jobId} for no key update),
+      with job as (select id, event_seq from ${infraJobs} where id = ${jobId}${onlyIf ? sql` and ${onlyIf}` : sql``} for no key update),
       incoming as (
         select * from jsonb_to_recordset(${json}::jsonb) as e(n integer, ts timestamptz, operation text, type text, payload jsonb, runner_seq integer)
       ),
@@ -95,7 +97,10 @@ async function append(
              (select last from stored) as stored,
              (select max(runner_seq) from fresh) as fresh`),
   );
-  if (row?.before == null) throw new Error(`job ${jobId} does not exist`);
+  if (row?.before == null) {
+    if (onlyIf) return null;
+    throw new Error(`job ${jobId} does not exist`);
+  }
   return { seqBefore: Number(row.before), lastSeq: Number(row.last), storedBefore: Number(row.stored), lastFresh: Number(row.fresh ?? 0) };
 }
 

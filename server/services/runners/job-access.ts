@@ -1,7 +1,7 @@
 // What every /jobs/{jobId}/… runner route checks first: a valid job credential for this job, issued
 // under the runner's current token to a runner that is not revoked, for the job's current attempt,
 // while the job runs. Each refusal says which of those failed and that the runner should stop.
-import { eq } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { infraJobs, runnerAttempts, runners } from "@/db/schema";
 import { conflict, PlantonError } from "../../errors";
@@ -13,6 +13,12 @@ export interface JobAccess {
   jobId: string;
   orgId: string;
   attemptId: string;
+  /**
+   * Set when the check's own read was left out (jobAccessUnconfirmed): the route's one statement must write only
+   * while `stillHolds` (what this credential's last check here passed on is unchanged), and when it did not,
+   * `confirm()` checks in full — it throws the refusal, or passes and the write goes on after it, as any route's does.
+   */
+  unconfirmed?: { stillHolds: SQL; confirm: () => Promise<void> };
 }
 
 /**
@@ -43,7 +49,56 @@ export async function lockLiveJob(tx: Queryable, access: JobAccess, strength: "u
   return job!;
 }
 
-async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: string, use: JobRouteUse) {
+/**
+ * As jobAccess, but a credential that passed its check in this process before skips the check's read while what
+ * that check passed on is unchanged: the runner's event uploads, many a second while a job runs, then take one
+ * statement (the append, which tests `stillHolds` in the same round trip) instead of two. A change (the runner
+ * revoked or its token rotated, the attempt replaced or ended, the job's status moved) fails `stillHolds`, and the
+ * caller's `confirm()` is the full check, with its refusal's words.
+ */
+export async function jobAccessUnconfirmed(db: Queryable, token: string | null, jobId: string, use: JobRouteUse = "running"): Promise<JobAccess> {
+  const claims = await verifyJobCredential(token, jobId);
+  const key = `${claims.attemptId} ${claims.runnerTokenFingerprint} ${use}`;
+  const confirm = async () => {
+    passed.delete(key);
+    const facts = await checkAttempt(db, claims, jobId, use);
+    if (facts) keepPassed(key, facts);
+  };
+  let facts = passed.get(key);
+  if (!facts) {
+    await confirm();
+    facts = passed.get(key);
+  }
+  const access: JobAccess = { claims, jobId, orgId: claims.orgId, attemptId: claims.attemptId };
+  return facts ? { ...access, unconfirmed: { stillHolds: stillHolds(facts), confirm } } : access;
+}
+
+/** What a check passed on: the attempt's job, its runner and that runner's token, the job's current attempt and status (the attempt and runner live). */
+interface PassedFacts {
+  attemptId: string;
+  jobId: string;
+  runnerId: string;
+  tokenHash: string;
+  currentAttemptId: string;
+  status: string;
+}
+/** Checks passed in this process, by credential (attempt, runner token) and use; bounded, as the credentials' own caches are. */
+const passed = new Map<string, PassedFacts>();
+const PASSED_KEPT = 10_000;
+function keepPassed(key: string, facts: PassedFacts) {
+  if (passed.size >= PASSED_KEPT) passed.delete(passed.keys().next().value!);
+  passed.set(key, facts);
+}
+
+/** True in a statement while the facts a check passed on still hold (read in the statement's own snapshot; the attempt's end and the runner's revocation were none). */
+function stillHolds(f: PassedFacts): SQL {
+  return sql`exists (select 1 from ${runnerAttempts} a join ${runners} r on r.id = a.runner_id join ${infraJobs} j on j.id = a.job_id
+    where a.id = ${f.attemptId} and a.job_id = ${f.jobId} and a.ended_at is null and r.id = ${f.runnerId} and r.revoked_at is null
+      and r.token_hash = ${f.tokenHash} and j.current_attempt_id = ${f.currentAttemptId} and j.status = ${f.status})`;
+}
+
+/** Refuses unless the attempt may act on the job as `use` allows; answers what it passed on (none for an attempt that ended, which only `ending` lets by). */
+async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: string, use: JobRouteUse): Promise<PassedFacts | undefined> {
   const [row] = await db
     .select({ attempt: runnerAttempts, runner: runners, job: { status: infraJobs.status, result: infraJobs.result, currentAttemptId: infraJobs.currentAttemptId } })
     .from(runnerAttempts)
@@ -71,6 +126,8 @@ async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: s
     throw conflict(`Nothing was done: job ${jobId} ${where} and its attempt ${attempt.id} has ended (${attempt.reason ?? `exit ${attempt.exitCode ?? "unknown"}`}), so its credential no longer works. ${stop}`);
   }
   if (use === "running" && job.status !== "running") throw conflict(`Nothing was done: job ${jobId} ${where}; a job credential works only while its job runs. ${stop}`);
+  if (attempt.endedAt) return undefined;
+  return { attemptId: attempt.id, jobId, runnerId: runner.id, tokenHash: runner.tokenHash, currentAttemptId: attempt.id, status: job.status };
 }
 
 /** The attempt in a request body must be the credential's. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { createTestDatabase, type TestDatabase } from "../../../test/database";
-import { auditEvents, organizations, runners } from "@/db/schema";
+import { auditEvents, infraJobs, organizations, runners } from "@/db/schema";
 import { PlantonError } from "../../errors";
 import { createJob } from "../jobs/create-job";
 import { getJob } from "../jobs/queries";
@@ -9,9 +9,11 @@ import { orgWithComponent, ownStateBackend } from "../../../test/job-helpers";
 import { setDefaultRunner } from "./manage";
 import { claimJob } from "./claim";
 import { heartbeat } from "./heartbeat";
-import { jobAccess } from "./job-access";
+import { jobAccess, jobAccessUnconfirmed } from "./job-access";
 import { authenticateRunner, registerRunner } from "./register-runner";
 import { startStep } from "./steps";
+import { uploadEvents } from "./upload-events";
+import { readEventsAfter } from "../jobs/events";
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -113,5 +115,42 @@ describe("revoking a runner", () => {
     expect(await refusal(org.call("admin").runners.revoke({ org: org.slug, runner: runner.id }))).toMatchObject({ message: expect.stringContaining(`Runner ${runner.id} was not found`) });
     const [hosted] = await t.db.insert(runners).values({ id: "rnr_hosted_test", orgId: null, scopeKey: "platform", name: "hosted-test", kind: "hosted", tokenHash: "h" }).returning();
     expect(await refusal(org.call("admin").runners.rotateToken({ org: org.slug, runner: hosted.id }))).toMatchObject({ message: expect.stringContaining("Planton-hosted runners are not an organization's to change") });
+  });
+});
+
+describe("an event upload that skipped the check's read (its credential passed here before)", () => {
+  const line = (seq: number) => ({ seq, ts: new Date().toISOString(), operation: "init" as const, type: "log" as const, payload: { line: `line ${seq}` } });
+  const lines = async (jobId: string) => (await readEventsAfter(t.db, jobId, 0)).filter((e) => e.type === "log").map((e) => e.payload.line);
+
+  for (const change of ["revoke", "rotateToken"] as const) {
+    it(`is refused with the check's own words once the runner's ${change === "revoke" ? "revocation" : "token rotation"} changed what it passed on, and stores nothing`, async () => {
+      const { org, runner, job, claim } = await runnerWithRunningJob(`unconfirmed-${change.toLowerCase()}`);
+      const first = await jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing");
+      await uploadEvents(t.db, first, { attemptId: claim.attemptId, events: [line(1)] });
+      // Passed before: the next upload's access has no read of its own, only the condition its append tests.
+      const next = await jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing");
+      expect(next.unconfirmed).toBeDefined();
+      await uploadEvents(t.db, next, { attemptId: claim.attemptId, events: [line(2)] });
+
+      const later = await jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing");
+      await org.call("admin").runners[change]({ org: org.slug, runner: runner.id });
+      const refused = await refusal(uploadEvents(t.db, later, { attemptId: claim.attemptId, events: [line(3)] }));
+      expect(refused).toEqual(await refusal(jobAccess(t.db, claim.credential.token, job.id, "closing")));
+      expect(refused!.message).toContain(change === "revoke" ? `runner ${runner.name} was revoked at` : "has since been rotated");
+      expect(await lines(job.id)).toEqual(["line 1", "line 2"]);
+      // And so is every later upload with that credential.
+      expect(await refusal(jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing"))).toEqual(refused);
+    });
+  }
+
+  it("is stored after the full check once the job's status moved on, as `closing` allows", async () => {
+    const { job, claim } = await runnerWithRunningJob("unconfirmed-paused");
+    const access = await jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing");
+    await uploadEvents(t.db, access, { attemptId: claim.attemptId, events: [line(1)] });
+    // What the check passed on (status running) no longer holds; the attempt still runs the job.
+    await t.db.update(infraJobs).set({ status: "awaiting_approval" }).where(eq(infraJobs.id, job.id));
+    const later = await jobAccessUnconfirmed(t.db, claim.credential.token, job.id, "closing");
+    expect(await uploadEvents(t.db, later, { attemptId: claim.attemptId, events: [line(2)] })).toEqual({ acceptedThrough: 2 });
+    expect(await lines(job.id)).toEqual(["line 1", "line 2"]);
   });
 });

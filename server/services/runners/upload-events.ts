@@ -11,7 +11,12 @@ export async function uploadEvents(db: Database, access: JobAccess, body: { atte
   const ended = beginLocalAppend(db, access.jobId);
   let stored: ProgressEvent[] | null = null;
   try {
-    const r = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events);
+    // Stored only while the access checked before still holds; when it does not, the full check refuses, or passes and the batch is stored after it.
+    let r = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events, access.unconfirmed?.stillHolds);
+    if (!r) {
+      await access.unconfirmed!.confirm();
+      r = await appendRunnerEvents(db, access.jobId, access.attemptId, body.events);
+    }
     stored = r.stored;
     return { acceptedThrough: r.acceptedThrough };
   } finally {
