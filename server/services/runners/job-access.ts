@@ -33,8 +33,10 @@ export type JobRouteUse = "running" | "closing" | "ending";
 export async function jobAccess(db: Queryable, token: string | null, jobId: string, use: JobRouteUse = "running"): Promise<JobAccess> {
   const claims = await verifyJobCredential(token, jobId);
   await checkAttempt(db, claims, jobId, use);
-  return { claims, jobId, orgId: claims.orgId, attemptId: claims.attemptId };
+  return accessOf(claims, jobId);
 }
+
+const accessOf = (claims: JobCredentialClaims, jobId: string): JobAccess => ({ claims, jobId, orgId: claims.orgId, attemptId: claims.attemptId });
 
 /**
  * Inside a transaction that writes for the job: row-locks the job and checks again that this attempt
@@ -59,27 +61,23 @@ export async function lockLiveJob(tx: Queryable, access: JobAccess, strength: "u
 export async function jobAccessUnconfirmed(db: Queryable, token: string | null, jobId: string, use: JobRouteUse = "running"): Promise<JobAccess> {
   const claims = await verifyJobCredential(token, jobId);
   const key = `${claims.attemptId} ${claims.runnerTokenFingerprint} ${use}`;
-  const confirm = async () => {
+  const check = async () => {
     passed.delete(key);
     const facts = await checkAttempt(db, claims, jobId, use);
     if (facts) keepPassed(key, facts);
+    return facts;
   };
-  let facts = passed.get(key);
-  if (!facts) {
-    await confirm();
-    facts = passed.get(key);
-  }
-  const access: JobAccess = { claims, jobId, orgId: claims.orgId, attemptId: claims.attemptId };
-  return facts ? { ...access, unconfirmed: { stillHolds: stillHolds(facts), confirm } } : access;
+  const facts = passed.get(key) ?? (await check());
+  const access = accessOf(claims, jobId);
+  return facts ? { ...access, unconfirmed: { stillHolds: stillHolds(facts), confirm: async () => void (await check()) } } : access;
 }
 
-/** What a check passed on: the attempt's job, its runner and that runner's token, the job's current attempt and status (the attempt and runner live). */
+/** What a check passed on: the attempt's job, its runner and that runner's token, the job's status (the attempt live and the job's current one, the runner not revoked). */
 interface PassedFacts {
   attemptId: string;
   jobId: string;
   runnerId: string;
   tokenHash: string;
-  currentAttemptId: string;
   status: string;
 }
 /** Checks passed in this process, by credential (attempt, runner token) and use; bounded, as the credentials' own caches are. */
@@ -94,7 +92,7 @@ function keepPassed(key: string, facts: PassedFacts) {
 function stillHolds(f: PassedFacts): SQL {
   return sql`exists (select 1 from ${runnerAttempts} a join ${runners} r on r.id = a.runner_id join ${infraJobs} j on j.id = a.job_id
     where a.id = ${f.attemptId} and a.job_id = ${f.jobId} and a.ended_at is null and r.id = ${f.runnerId} and r.revoked_at is null
-      and r.token_hash = ${f.tokenHash} and j.current_attempt_id = ${f.currentAttemptId} and j.status = ${f.status})`;
+      and r.token_hash = ${f.tokenHash} and j.current_attempt_id = a.id and j.status = ${f.status})`;
 }
 
 /** Refuses unless the attempt may act on the job as `use` allows; answers what it passed on (none for an attempt that ended, which only `ending` lets by). */
@@ -127,7 +125,7 @@ async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: s
   }
   if (use === "running" && job.status !== "running") throw conflict(`Nothing was done: job ${jobId} ${where}; a job credential works only while its job runs. ${stop}`);
   if (attempt.endedAt) return undefined;
-  return { attemptId: attempt.id, jobId, runnerId: runner.id, tokenHash: runner.tokenHash, currentAttemptId: attempt.id, status: job.status };
+  return { attemptId: attempt.id, jobId, runnerId: runner.id, tokenHash: runner.tokenHash, status: job.status };
 }
 
 /** The attempt in a request body must be the credential's. */
