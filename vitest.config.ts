@@ -1,8 +1,11 @@
 import { defineConfig } from "vitest/config";
+import os from "node:os";
 import path from "node:path";
 
 const alias = { "@": path.resolve(import.meta.dirname) };
 const exclude = ["node_modules/**", "e2e/**", ".next/**", ".data/**", ".tmp/**"];
+// The tests keep `local` state backends in temporary folders: the operator's allowance (server/services/state-backends/local-folder.ts).
+const env = { PLANTON_STATE_LOCAL_ROOTS: process.env.PLANTON_STATE_LOCAL_ROOTS ?? os.tmpdir() };
 
 export default defineConfig({
   resolve: { alias },
@@ -14,6 +17,7 @@ export default defineConfig({
     // projects together: most files wait on the processes they start (the console, runners, Postgres),
     // so one file at a time left one of CI's two cores idle. `vitest run --maxWorkers=N` overrides it.
     maxWorkers: 2,
+    env,
     globalSetup: ["./test/global-setup.ts"],
     projects: [
       // Everything, against a real Postgres the harness starts (or DATABASE_URL).
@@ -22,7 +26,7 @@ export default defineConfig({
       {
         extends: true,
         resolve: { alias },
-        test: { name: "pglite", include: ["db/**/*.test.ts", "server/**/*.test.ts"], exclude, env: { PLANTON_TEST_DRIVER: "pglite" } },
+        test: { name: "pglite", include: ["db/**/*.test.ts", "server/**/*.test.ts"], exclude, env: { ...env, PLANTON_TEST_DRIVER: "pglite" } },
       },
     ],
   },

@@ -29,6 +29,8 @@ import { startS3rver, type S3Server } from "../test/object-stores";
 import { startCluster } from "../test/postgres-cluster";
 
 process.env.PLANTON_SECRET_KEY ??= "0f".repeat(32);
+// The destinations are temporary folders, which a local backend may use only where the operator allows.
+process.env.PLANTON_STATE_LOCAL_ROOTS ??= os.tmpdir();
 
 const HELP = `Usage: npx tsx bench/state-move.ts [options]
 

@@ -21,12 +21,14 @@ export default async function globalSetup() {
   // One key for secrets at rest, shared by the console and the specs that seed through services
   // (Playwright hands globalSetup's environment to its workers), whatever a spec imported first.
   process.env.PLANTON_SECRET_KEY ??= randomBytes(32).toString("hex");
+  // Specs keep `local` state backends in temporary folders, which the console (and a spec's own services) allow.
+  process.env.PLANTON_STATE_LOCAL_ROOTS ??= os.tmpdir();
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   const server = await startConsoleServer({
     databaseUrl: dbUrl,
     hostedRunners: Number(process.env.PLANTON_HOSTED_RUNNERS ?? 1),
     // Two specs run at once (playwright.config.ts), each may hold a job at a gate: room for both to hold one and run others.
-    env: { PLANTON_TEST_GATES_DIR: gatesDir, PLANTON_MODULE_LOCAL_ROOTS: moduleRootsDir, PLANTON_HOSTED_RUNNER_CAPACITY: process.env.PLANTON_HOSTED_RUNNER_CAPACITY ?? "4" },
+    env: { PLANTON_TEST_GATES_DIR: gatesDir, PLANTON_MODULE_LOCAL_ROOTS: moduleRootsDir, PLANTON_STATE_LOCAL_ROOTS: process.env.PLANTON_STATE_LOCAL_ROOTS, PLANTON_HOSTED_RUNNER_CAPACITY: process.env.PLANTON_HOSTED_RUNNER_CAPACITY ?? "4" },
     firstAdmin: "printed",
     logFile: path.join(root, ".tmp", "e2e-server.log"),
   });

@@ -35,7 +35,7 @@ export const STATE_BACKEND_KINDS = {
   local: {
     title: "Local directory",
     description: "State files in a directory on the server's host (for self-hosted setups), locked with a .lock.info file as OpenTofu's local backend does.",
-    configFields: [{ name: "path", type: "string", required: true, description: "Absolute path of the directory; created (owner-only) when missing.", pattern: "^/", patternHint: "an absolute path" }],
+    configFields: [{ name: "path", type: "string", required: true, description: "Absolute path of the directory, under the organization's own folder in the console's data folder (<data folder>/local-states/<organization id>) or under a folder the console's operator allows (PLANTON_STATE_LOCAL_ROOTS); created (owner-only) when missing.", pattern: "^/", patternHint: "an absolute path" }],
     connectionProvider: null,
     provisioners: TOFU_LIKE,
     creatable: true,

@@ -1,8 +1,8 @@
 // Where a job's `local` connection writes. A self-hosted runner uses the connection's root as given;
 // a Planton-hosted runner (PLANTON_RUNNER_LOCAL_BASE, set by the console) confines it under
 // <base>/<organization>, or under a folder the operator allowed (PLANTON_RUNNER_LOCAL_ROOTS).
-import fs from "node:fs";
 import path from "node:path";
+import { confined } from "../lib/confined-path";
 import type { IacInput } from "../lib/runner-protocol";
 import { runnerConfig } from "./config";
 
@@ -10,41 +10,6 @@ export interface LocalRoot {
   root: string;
   /** Under the console's data folder: files are written readable by the runner's user only. */
   ownerOnly: boolean;
-}
-
-const within = (base: string, p: string) => {
-  const rel = path.relative(base, p);
-  return !(rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel));
-};
-
-/** `p` with the links along its existing part resolved; null when one of them leads to nothing. */
-function realOf(p: string): string | null {
-  let head = p;
-  const missing: string[] = [];
-  while (!fs.existsSync(head) && !isLink(head) && path.dirname(head) !== head) {
-    missing.unshift(path.basename(head));
-    head = path.dirname(head);
-  }
-  try {
-    return path.join(fs.realpathSync(head), ...missing);
-  } catch {
-    return null;
-  }
-}
-
-function isLink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-/** `p` lies under `base`, as written and with links resolved. */
-function confined(base: string, p: string): boolean {
-  const realBase = realOf(base);
-  const realP = realOf(p);
-  return within(base, p) && realBase !== null && realP !== null && within(realBase, realP);
 }
 
 /** The local provider's root for this job, or null when its connection names none (and no base gives one). */

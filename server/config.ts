@@ -103,6 +103,11 @@ export const SERVER_ENV = {
     "/srv/sites:/srv/exports",
     "folders besides <data folder>/local-infra/<organization> where hosted runners may write a `local` connection's files",
   ),
+  PLANTON_STATE_LOCAL_ROOTS: envVar(
+    absoluteFolders(),
+    "/var/lib/tfstate:/srv/states",
+    "folders besides <data folder>/local-states/<organization id> where `local` state backends may keep state files",
+  ),
   PLANTON_MODULE_LOCAL_ROOTS: envVar(
     absoluteFolders(),
     "/srv/git:/srv/modules",

@@ -5,6 +5,7 @@ import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isWithin, realPathOf } from "@/lib/confined-path";
 import { MODULE_LIMITS } from "@/lib/modules";
 import { checkListing, isSkipped, SourceRefusal } from "./bundle";
 
@@ -38,20 +39,10 @@ export function checkGitUrl(url: string, localRoots: string[]): string {
   if (url.startsWith("-") || /\s/.test(url)) throw new SourceRefusal(`${JSON.stringify(url)} is not a repository URL. Give an https://, ssh:// or git:// URL (or git@host:path).`);
   const local = localPathOf(url);
   if (local !== null) {
-    const roots = localRoots.map((r) => {
-      try {
-        return fs.realpathSync(r);
-      } catch {
-        return path.resolve(r);
-      }
-    });
-    let real: string;
-    try {
-      real = fs.realpathSync(local);
-    } catch {
-      real = path.resolve(local);
-    }
-    if (!roots.some((r) => real === r || real.startsWith(r + path.sep))) {
+    // Compared with links resolved (git is given the real path): a link under a root that leads out of it is outside.
+    const roots = localRoots.map((r) => realPathOf(r) ?? path.resolve(r));
+    const real = realPathOf(local) ?? path.resolve(local);
+    if (!roots.some((r) => isWithin(r, real))) {
       throw new SourceRefusal(
         `${url} is a repository on the server's own disk, and ${roots.length ? `it is not under the folders the operator allows (${roots.join(", ")})` : "the operator allows none (PLANTON_MODULE_LOCAL_ROOTS is unset)"}. Register from an https:// or ssh:// URL, or ask the console's operator to list the folder in PLANTON_MODULE_LOCAL_ROOTS.`,
       );

@@ -15,6 +15,7 @@ import { openTerraformCloudStore } from "@/state-backends/terraform-cloud";
 import type { StateStore } from "@/state-backends/types";
 import { decryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
+import { localFolderFix, localFolderRefusal } from "./local-folder";
 import { PlantonManagedStore } from "./planton-managed-store";
 
 // The S3 and Azure kinds load their SDKs (a second or two of imports) when such a backend is opened,
@@ -29,7 +30,7 @@ const text = (v: unknown) => (typeof v === "string" ? v : "");
 
 /** A refusal to open a backend: what did not happen and the fix. */
 function cannotOpen(backend: Pick<BackendRow, "name">, why: string, fix: string): PlantonError {
-  return new PlantonError("PRECONDITION_FAILED", `State backend ${backend.name} could not be opened: ${why}. ${fix}`);
+  return new PlantonError("PRECONDITION_FAILED", `State backend ${backend.name} could not be opened: ${why}. ${fix}.`);
 }
 
 /** The connection's credentials and config, checked against the provider the kind needs. */
@@ -67,8 +68,13 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
   switch (kind) {
     case "planton_managed":
       return new PlantonManagedStore(db, backend.orgId);
-    case "local":
+    case "local": {
+      // Saved rows were checked when saved; checked again here, so one saved before the rule (or since the operator
+      // narrowed PLANTON_STATE_LOCAL_ROOTS) is not opened outside the folders allowed now.
+      const refused = localFolderRefusal(backend.orgId, text(cfg.path));
+      if (refused) throw cannotOpen(backend, refused, localFolderFix(backend.orgId));
       return new LocalStateStore(text(cfg.path));
+    }
     case "postgres": {
       const { credentials } = await connectionFor(db, backend, provider!);
       return new PostgresStateStore({ url: credentials.conn_str, schema: text(cfg.schema_name) || undefined });

@@ -1,0 +1,50 @@
+// Where a `local` state backend may keep its files. The console itself reads and writes them, in a folder an
+// organization's admin names: unconfined, an admin could point a backend at another organization's states (and
+// read them, secrets and all, through a component of the same name) or at the console's own files. So the
+// folder must lie under the organization's own folder, <data folder>/local-states/<organization id>, or under
+// one the console's operator allows (PLANTON_STATE_LOCAL_ROOTS) — the rule hosted runners follow for `local`
+// connections (PLANTON_LOCAL_ROOTS) and module registration for file:// URLs (PLANTON_MODULE_LOCAL_ROOTS).
+// Folders the operator allows are shared by every organization, so a folder there may not be, hold or lie
+// inside another organization's backend's folder.
+import path from "node:path";
+import { and, eq, ne } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { stateBackends } from "@/db/schema";
+import { confined } from "@/lib/confined-path";
+import { serverConfig, type ServerConfig } from "../../config";
+
+/** The folder under the data folder that holds every organization's own folder of local states. */
+export const localStatesBase = (dataDir: string) => path.join(dataDir, "local-states");
+
+/** The folders an organization's `local` backends may keep their files in: its own, and those the operator allows. */
+export function localStateFolders(orgId: string, config: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS"> = serverConfig()) {
+  return { own: path.join(localStatesBase(config.PLANTON_DATA_DIR), orgId), allowed: config.PLANTON_STATE_LOCAL_ROOTS };
+}
+
+/** What to do about a refused folder, in every refusal's words. */
+export function localFolderFix(orgId: string, config?: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS">): string {
+  const { own } = localStateFolders(orgId, config);
+  return `Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS`;
+}
+
+/** Why the organization's `local` backend may not keep its files in `folder` (as the clause after "its folder …"), or null when it may. */
+export function localFolderRefusal(orgId: string, folder: string, config?: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS">): string | null {
+  const { own, allowed } = localStateFolders(orgId, config);
+  if (!path.isAbsolute(folder)) return `its folder ${folder} is not an absolute path`;
+  if (confined(own, folder) || allowed.some((root) => confined(root, folder))) return null;
+  return `its folder ${folder} is outside ${own}, where this organization's local states are kept${allowed.length ? ` (the operator also allows ${allowed.join(", ")})` : ""}`;
+}
+
+/**
+ * Why `folder` may not be used because another organization's `local` backend uses it, or a folder holding it or
+ * inside it (which organization and backend is not said), or null.
+ */
+export async function sharedFolderRefusal(db: Queryable, orgId: string, folder: string): Promise<string | null> {
+  const others = await db.select({ config: stateBackends.config }).from(stateBackends).where(and(eq(stateBackends.kind, "local"), ne(stateBackends.orgId, orgId)));
+  for (const { config } of others) {
+    const theirs = (config as { path?: unknown } | null)?.path;
+    if (typeof theirs !== "string" || !theirs) continue;
+    if (confined(theirs, folder) || confined(folder, theirs)) return `its folder ${folder} is, holds or lies inside the folder of another organization's state backend`;
+  }
+  return null;
+}
