@@ -4,6 +4,16 @@ import { z } from "zod";
 /** A JSON value: what a `json` field (an HCL list, map, object or any) holds. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * Addresses in a connection's or a backend's settings carry no user name or password: settings are shown to every
+ * member of the organization, and credentials belong in a connection's secret fields (kept encrypted, never answered).
+ */
+const NO_USERINFO = "(credentials go in the connection's secret fields)";
+/** An http:// or https:// URL. */
+export const URL_FIELD = { pattern: "^https?://[^\\s/@]+(?:/\\S*)?$", patternHint: `an http:// or https:// URL with no user name or password in it ${NO_USERINFO}` } as const;
+/** A host name (with a port), or an http(s) URL. */
+export const HOST_FIELD = { pattern: "^(?:https?://)?[^\\s/@]+(?:/\\S*)?$", patternHint: `a host name or an http(s):// URL with no user name or password in it ${NO_USERINFO}` } as const;
+
 export interface SpecField {
   name: string;
   /** `json`: an HCL list, map, set, tuple, object or `any` input, entered as JSON (its HCL type in `hclType`). */
@@ -141,12 +151,12 @@ export const CONNECTION_PROVIDERS: Record<string, ConnectionProviderDef> = {
   },
   terraform_cloud: {
     title: "HCP Terraform / Terraform Cloud (state backend)",
-    configFields: [{ name: "hostname", type: "string", default: "app.terraform.io", description: "The HCP Terraform or Terraform Enterprise host." }],
+    configFields: [{ name: "hostname", type: "string", default: "app.terraform.io", description: "The HCP Terraform or Terraform Enterprise host.", ...HOST_FIELD }],
     credentialFields: [{ name: "token", type: "string", required: true, description: "A team or user API token that can read and write state versions." }],
   },
   pulumi_cloud: {
     title: "Pulumi Cloud (state backend)",
-    configFields: [{ name: "api_url", type: "string", default: "https://api.pulumi.com", description: "The Pulumi Cloud API." }],
+    configFields: [{ name: "api_url", type: "string", default: "https://api.pulumi.com", description: "The Pulumi Cloud API.", ...URL_FIELD }],
     credentialFields: [{ name: "access_token", type: "string", required: true, description: "A Pulumi access token." }],
     env: { api_url: "PULUMI_BACKEND_URL", access_token: "PULUMI_ACCESS_TOKEN" },
   },

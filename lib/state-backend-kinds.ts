@@ -2,7 +2,7 @@
 // credentials come from, and which provisioners can keep state there. The server validates with it,
 // the console draws its form from it, the CLI lists it in usage. Implementations: state-backends/.
 import { z } from "zod";
-import { fieldsSchema, PROVISIONERS, type Provisioner, type SpecField } from "./catalog";
+import { fieldsSchema, PROVISIONERS, URL_FIELD, type Provisioner, type SpecField } from "./catalog";
 import { nameSchema } from "./names";
 
 export { PROVISIONERS, type Provisioner };
@@ -55,7 +55,7 @@ export const STATE_BACKEND_KINDS = {
       { name: "bucket", type: "string", required: true, description: "The bucket name.", pattern: "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", patternHint: "3–63 lower-case letters, digits, dots and dashes" },
       KEY_PREFIX,
       { name: "region", type: "string", default: "", description: "The bucket's region; the connection's region when empty." },
-      { name: "endpoint", type: "string", default: "", description: "A custom endpoint for an S3-compatible server (MinIO, s3rver); requests then go path-style." },
+      { name: "endpoint", type: "string", default: "", description: "A custom endpoint for an S3-compatible server (MinIO, s3rver); requests then go path-style.", ...URL_FIELD },
     ],
     connectionProvider: "aws",
     provisioners: TOFU_LIKE,
@@ -67,7 +67,7 @@ export const STATE_BACKEND_KINDS = {
     configFields: [
       { name: "bucket", type: "string", required: true, description: "The bucket name.", pattern: "^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$", patternHint: "3–63 lower-case letters, digits and dashes" },
       KEY_PREFIX,
-      { name: "endpoint", type: "string", default: "", description: "Overrides https://<account_id>.r2.cloudflarestorage.com (a jurisdiction's endpoint)." },
+      { name: "endpoint", type: "string", default: "", description: "Overrides https://<account_id>.r2.cloudflarestorage.com (a jurisdiction's endpoint).", ...URL_FIELD },
     ],
     connectionProvider: "r2",
     provisioners: TOFU_LIKE,
@@ -79,7 +79,7 @@ export const STATE_BACKEND_KINDS = {
     configFields: [
       { name: "container_name", type: "string", required: true, description: "The container.", pattern: "^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$", patternHint: "3–63 lower-case letters, digits and single dashes" },
       KEY_PREFIX,
-      { name: "endpoint", type: "string", default: "", description: "The blob service URL when not https://<account>.blob.core.windows.net (Azurite, sovereign clouds)." },
+      { name: "endpoint", type: "string", default: "", description: "The blob service URL when not https://<account>.blob.core.windows.net (Azurite, sovereign clouds).", ...URL_FIELD },
     ],
     connectionProvider: "azure_storage",
     provisioners: TOFU_LIKE,
@@ -91,7 +91,7 @@ export const STATE_BACKEND_KINDS = {
     configFields: [
       { name: "bucket", type: "string", required: true, description: "The bucket name.", pattern: "^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$", patternHint: "3–63 lower-case letters, digits, dots, dashes and underscores" },
       KEY_PREFIX,
-      { name: "endpoint", type: "string", default: "", description: "The JSON API's origin when not https://storage.googleapis.com (a private endpoint, or a GCS emulator)." },
+      { name: "endpoint", type: "string", default: "", description: "The JSON API's origin when not https://storage.googleapis.com (a private endpoint, or a GCS emulator).", ...URL_FIELD },
     ],
     connectionProvider: "gcp",
     provisioners: TOFU_LIKE,

@@ -78,6 +78,16 @@ describe(`connections (${testDriver})`, () => {
     const name = await refusal(admin.connections.create({ ...base, name: "Bad Name" }));
     expect(name).toMatchObject({ code: "BAD_REQUEST", field: "name" });
 
+    // An address with a user name or password in it: settings are shown to every member, so the token stays out of them.
+    for (const [provider, field, value, words] of [
+      ["pulumi_cloud", "api_url", "https://me:pul-token-in-url@api.pulumi.com", "an http:// or https:// URL"],
+      ["terraform_cloud", "hostname", "tfe-admin:tfc-token-in-url@tfe.example.com", "a host name or an http(s):// URL"],
+    ] as const) {
+      const secretInUrl = await refusal(admin.connections.create({ org: org.slug, name: `in-url-${provider.replace("_", "-")}`, provider, config: { [field]: value }, credentials: provider === "pulumi_cloud" ? { access_token: "t" } : { token: "t" } }));
+      expect(secretInUrl).toMatchObject({ code: "BAD_REQUEST", field: `config.${field}` });
+      expect(secretInUrl.message).toBe(`The ${provider} connection's settings are incomplete: ${field} must be ${words} with no user name or password in it (credentials go in the connection's secret fields). Nothing was saved.`);
+    }
+
     expect(await connectionCount()).toBe(before.rows);
     expect(await auditCount(t.db, org.orgId)).toBe(before.audit);
   });

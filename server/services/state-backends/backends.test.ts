@@ -57,6 +57,16 @@ describe(`state backends (${testDriver})`, () => {
     expect(event.summary).toBe("Created Local directory state backend files (access test passed)");
   });
 
+  it("an endpoint with a user name or password in it is refused beside the field, before anything is tried or saved", async () => {
+    const before = await backendCount();
+    const r = await refusal(org.as("admin").stateBackends.create({ org: org.slug, name: "leaky", kind: "s3", connection: "s3rver", config: { ...s3Config(), endpoint: s3.endpoint.replace("://", "://AKIAEXAMPLE:in-url-secret@") } }));
+    expect(r).toMatchObject({ code: "BAD_REQUEST", field: "config.endpoint" });
+    expect(r.message).toBe(
+      "State backend leaky was not created: endpoint must be an http:// or https:// URL with no user name or password in it (credentials go in the connection's secret fields). Set it with --config endpoint=… (or in Settings → State Backends).",
+    );
+    expect(await backendCount()).toBe(before);
+  });
+
   it("an admin creates an S3 backend on s3rver through an aws connection; no credential is on the row or in any answer", async () => {
     const admin = org.as("admin");
     const saved = await admin.stateBackends.create({ org: org.slug, name: "prod-s3", kind: "s3", connection: "s3rver", config: s3Config() });
