@@ -1,6 +1,7 @@
 // Settings → State Backends: an admin creates an S3 backend on s3rver (after a failing access test for
 // a bucket that does not exist saved nothing), makes it the builtin default, and a viewer sees it all
 // read-only. Its own organization, so no other spec's jobs follow this default.
+import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
@@ -17,6 +18,7 @@ import { e2eState, screenshot, signIn } from "./support";
 const SLUG = "backends-e2e";
 const VIEWER = { email: "viewer-backends@example.test", password: "viewer-backends-pass-1" };
 let s3: S3Server;
+let orgId: string;
 
 test.beforeAll(async () => {
   s3 = await startS3rver("e2e-states");
@@ -24,6 +26,7 @@ test.beforeAll(async () => {
   try {
     const [admin] = await h.db.select().from(users).where(eq(users.email, e2eState().email));
     const org = await createOrganization(h.db, { slug: SLUG, name: "Backends E2E", environments: ["dev", "prod"], adminUserId: admin.id, adminLabel: admin.email });
+    orgId = org.id;
     const actor = { userId: admin.id, label: admin.email, orgId: org.id, role: "admin" as const };
     await createConnection(h.db, actor, { name: "files", provider: "local", config: { root: "/tmp/planton-e2e-backends" } });
     // Two states already on Planton-managed storage, as jobs would have left them.
@@ -69,9 +72,25 @@ test("an admin creates an S3 backend after a failing access test saved nothing, 
   await expect(usage.getByRole("link", { name: "Move off Planton-managed storage" })).toHaveAttribute("href", `/o/${SLUG}/settings/state-backends/move`);
   await expect(page.getByRole("table", { name: "States on Planton-managed storage" }).getByRole("row")).toHaveCount(3);
 
-  // A bucket that does not exist: the write fails, the dialog says so, nothing is saved.
+  // A local directory outside the organization's folder (and any the operator allows) is refused beside the field,
+  // naming the folder it may use; in that folder it is created.
   await page.getByRole("button", { name: "New state backend" }).click();
   const dialog = page.getByRole("dialog");
+  const own = path.join(s.dataDir, "local-states", orgId);
+  await dialog.getByLabel("Name").fill("e2e-files");
+  await dialog.getByLabel("Kind").selectOption({ label: "Local directory" });
+  await dialog.getByLabel("path").fill("/etc/planton-states");
+  await dialog.getByRole("button", { name: "Test and create" }).click();
+  await expect(dialog).toContainText(`its folder /etc/planton-states is outside ${own}, where this organization's local states are kept`);
+  await expect(dialog).toContainText(`Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS.`);
+  await screenshot(page, "state-backends-local-folder-refused");
+  await dialog.getByLabel("path").fill(path.join(own, "states"));
+  await dialog.getByRole("button", { name: "Test and create" }).click();
+  await expect(dialog).toBeHidden();
+  await expect(table.getByRole("row", { name: /e2e-files/ })).toContainText("Local directory");
+
+  // A bucket that does not exist: the write fails, the dialog says so, nothing is saved.
+  await page.getByRole("button", { name: "New state backend" }).click();
   await dialog.getByLabel("Name").fill("e2e-missing");
   await dialog.getByLabel("Kind").selectOption({ label: "Amazon S3" });
   await dialog.getByLabel("Connection").selectOption("s3rver");
