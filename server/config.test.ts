@@ -30,6 +30,7 @@ describe("the server's configuration", () => {
       PLANTON_HOSTED_RUNNER_CAPACITY: 2,
       PLANTON_HOSTED_RUNNER_NICE: 10,
       PLANTON_LOCAL_ROOTS: [],
+      PLANTON_STATE_LOCAL_ROOTS: [],
       PLANTON_MODULE_LOCAL_ROOTS: [],
       PLANTON_LEASE_SECONDS: 30,
     };
