@@ -49,7 +49,7 @@ const outside = (folder: string) =>
 describe(`a local state backend's folder (${testDriver})`, () => {
   it("outside the organization's folder and the operator's is refused before anything is written, saved or recorded", async () => {
     const before = { backends: await backendCount(), audit: await auditCount(t.db, org.orgId, "state_backend.create") };
-    const escapes = [path.join(elsewhere, "states"), "/", path.join(allowed, "..", "elsewhere", "states"), path.join(dataDir, "local-states", other.orgId, "states")];
+    const escapes = [path.join(elsewhere, "states"), path.join(allowed, "..", "elsewhere", "states")];
     // A link inside an allowed folder that leads out of it is outside too.
     fs.symlinkSync(elsewhere, path.join(allowed, "link-out"));
     escapes.push(path.join(allowed, "link-out", "states"));
@@ -57,6 +57,14 @@ describe(`a local state backend's folder (${testDriver})`, () => {
       const r = await refusal(create(org, "escape", folder));
       expect(r).toMatchObject({ code: "BAD_REQUEST", field: "config.path" });
       expect(r.message).toBe(`State backend escape was not created: ${outside(folder)}`);
+    }
+    // The root, and another organization's own folder, are the console's files: refused in those words.
+    for (const folder of ["/", path.join(dataDir, "local-states", other.orgId, "states")]) {
+      const r = await refusal(create(org, "escape", folder));
+      expect(r.message).toBe(
+        `State backend escape was not created: its folder ${folder} is, holds or lies inside the console's data folder, outside ${own}, where this organization's local states are kept. ` +
+          `Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS.`,
+      );
     }
     expect(fs.readdirSync(elsewhere)).toEqual([]);
     expect({ backends: await backendCount(), audit: await auditCount(t.db, org.orgId, "state_backend.create") }).toEqual(before);
@@ -68,6 +76,20 @@ describe(`a local state backend's folder (${testDriver})`, () => {
     expect(changed.message).toBe(`State backend movable was not changed: ${outside(escapes[0])}`);
     const [row] = await t.db.select().from(stateBackends).where(eq(stateBackends.name, "movable"));
     expect(row.config).toEqual({ path: path.join(allowed, "movable") });
+  });
+
+  it("the console's data folder, or one holding it, is refused even when the operator allows a folder around it", async () => {
+    vi.stubEnv("PLANTON_STATE_LOCAL_ROOTS", path.dirname(dataDir));
+    for (const folder of [dataDir, path.join(dataDir, "pglite"), path.dirname(dataDir)]) {
+      const r = await refusal(create(org, "console-files", folder));
+      expect(r).toMatchObject({ code: "BAD_REQUEST", field: "config.path" });
+      expect(r.message).toBe(
+        `State backend console-files was not created: its folder ${folder} is, holds or lies inside the console's data folder, outside ${own}, where this organization's local states are kept. ` +
+          `Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS.`,
+      );
+    }
+    // Beside it, in the folder the operator allows, is fine.
+    expect((await create(org, "beside-data", path.join(path.dirname(dataDir), "states-beside"))).access.ok).toBe(true);
   });
 
   it("under the organization's own folder it is kept owner-only; under a folder the operator allows it is kept as given", async () => {

@@ -5,7 +5,8 @@
 // one the console's operator allows (PLANTON_STATE_LOCAL_ROOTS) — the rule hosted runners follow for `local`
 // connections (PLANTON_LOCAL_ROOTS) and module registration for file:// URLs (PLANTON_MODULE_LOCAL_ROOTS).
 // Folders the operator allows are shared by every organization, so a folder there may not be, hold or lie
-// inside another organization's backend's folder.
+// inside another organization's backend's folder; and the rest of the data folder is never one, whatever
+// the operator allows.
 import path from "node:path";
 import { and, eq, ne } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
@@ -31,7 +32,11 @@ export function localFolderFix(orgId: string, config?: Pick<ServerConfig, "PLANT
 export function localFolderRefusal(orgId: string, folder: string, config?: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS">): string | null {
   const { own, allowed } = localStateFolders(orgId, config);
   if (!path.isAbsolute(folder)) return `its folder ${folder} is not an absolute path`;
-  if (confined(own, folder) || allowed.some((root) => confined(root, folder))) return null;
+  if (confined(own, folder)) return null;
+  // The console's own files (its key, database, other organizations' folders) are never a state folder, whatever the operator allows.
+  const dataDir = path.dirname(path.dirname(own));
+  if (confined(dataDir, folder) || confined(folder, dataDir)) return `its folder ${folder} is, holds or lies inside the console's data folder, outside ${own}, where this organization's local states are kept`;
+  if (allowed.some((root) => confined(root, folder))) return null;
   return `its folder ${folder} is outside ${own}, where this organization's local states are kept${allowed.length ? ` (the operator also allows ${allowed.join(", ")})` : ""}`;
 }
 
