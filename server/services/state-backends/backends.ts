@@ -14,7 +14,7 @@ import { diffFields, recordAudit } from "../../audit";
 import { decryptSecret } from "../../crypto";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { runAccessTest, type AccessCheck } from "./access-test";
-import { localFolderFix, localFolderRefusal, sharedFolderRefusal } from "./local-folder";
+import { localFolderFix, localFolderRefusal, localStateFolders, sharedFolderRefusal } from "./local-folder";
 import { backendsAndDefaults, servedComponents, type BackendRow, type ServedComponent } from "./served";
 
 export type StateBackendInput = z.input<typeof stateBackendBody>;
@@ -153,8 +153,9 @@ async function checkedBackend(db: Queryable, actor: Actor, input: { name: string
   if (kind === "local") {
     // Refused before the access test opens it, in words about the folder (opening refuses it too: local-folder.ts).
     const folder = String(config.path);
-    const refused = localFolderRefusal(actor.orgId, folder) ?? (await sharedFolderRefusal(db, actor.orgId, folder));
-    if (refused) throw badRequest(`${notDone(input.name, verb)}: ${refused}. ${localFolderFix(actor.orgId)}.`, "config.path");
+    const folders = localStateFolders(actor.orgId);
+    const refused = localFolderRefusal(folders, folder) ?? (await sharedFolderRefusal(db, actor.orgId, folder));
+    if (refused) throw badRequest(`${notDone(input.name, verb)}: ${refused}. ${localFolderFix(folders)}.`, "config.path");
   }
   const conn = await connectionFor(db, actor.orgId, kind, input.connection, input.name, verb);
   return { kind, config, conn, toOpen: { name: input.name, kind, orgId: actor.orgId, connectionId: conn?.id ?? null, config } };

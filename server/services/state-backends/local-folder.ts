@@ -17,24 +17,21 @@ import { serverConfig, type ServerConfig } from "../../config";
 /** The folder under the data folder that holds every organization's own folder of local states. */
 export const localStatesBase = (dataDir: string) => path.join(dataDir, "local-states");
 
-/** The folders an organization's `local` backends may keep their files in: its own, and those the operator allows. */
+/** The folders an organization's `local` backends may keep their files in: its own and those the operator allows (and the data folder, which holds its own). */
 export function localStateFolders(orgId: string, config: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS"> = serverConfig()) {
-  return { own: path.join(localStatesBase(config.PLANTON_DATA_DIR), orgId), allowed: config.PLANTON_STATE_LOCAL_ROOTS };
+  const dataDir = config.PLANTON_DATA_DIR;
+  return { dataDir, own: path.join(localStatesBase(dataDir), orgId), allowed: config.PLANTON_STATE_LOCAL_ROOTS };
 }
+export type LocalStateFolders = ReturnType<typeof localStateFolders>;
 
 /** What to do about a refused folder, in every refusal's words. */
-export function localFolderFix(orgId: string, config?: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS">): string {
-  const { own } = localStateFolders(orgId, config);
-  return `Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS`;
-}
+export const localFolderFix = ({ own }: LocalStateFolders) => `Choose a folder under ${own}, or have the console's operator allow the folder with PLANTON_STATE_LOCAL_ROOTS`;
 
-/** Why the organization's `local` backend may not keep its files in `folder` (as the clause after "its folder …"), or null when it may. */
-export function localFolderRefusal(orgId: string, folder: string, config?: Pick<ServerConfig, "PLANTON_DATA_DIR" | "PLANTON_STATE_LOCAL_ROOTS">): string | null {
-  const { own, allowed } = localStateFolders(orgId, config);
+/** Why an organization's `local` backend (with these folders) may not keep its files in `folder` (as the clause after "its folder …"), or null when it may. */
+export function localFolderRefusal({ dataDir, own, allowed }: LocalStateFolders, folder: string): string | null {
   if (!path.isAbsolute(folder)) return `its folder ${folder} is not an absolute path`;
   if (confined(own, folder)) return null;
   // The console's own files (its key, database, other organizations' folders) are never a state folder, whatever the operator allows.
-  const dataDir = path.dirname(path.dirname(own));
   if (confined(dataDir, folder) || confined(folder, dataDir)) return `its folder ${folder} is, holds or lies inside the console's data folder, outside ${own}, where this organization's local states are kept`;
   if (allowed.some((root) => confined(root, folder))) return null;
   return `its folder ${folder} is outside ${own}, where this organization's local states are kept${allowed.length ? ` (the operator also allows ${allowed.join(", ")})` : ""}`;

@@ -15,7 +15,7 @@ import { openTerraformCloudStore } from "@/state-backends/terraform-cloud";
 import type { StateStore } from "@/state-backends/types";
 import { decryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
-import { localFolderFix, localFolderRefusal } from "./local-folder";
+import { localFolderFix, localFolderRefusal, localStateFolders } from "./local-folder";
 import { PlantonManagedStore } from "./planton-managed-store";
 
 // The S3 and Azure kinds load their SDKs (a second or two of imports) when such a backend is opened,
@@ -71,8 +71,9 @@ export async function openStore(db: Queryable, backend: BackendToOpen): Promise<
     case "local": {
       // Saved rows were checked when saved; checked again here, so one saved before the rule (or since the operator
       // narrowed PLANTON_STATE_LOCAL_ROOTS) is not opened outside the folders allowed now.
-      const refused = localFolderRefusal(backend.orgId, text(cfg.path));
-      if (refused) throw cannotOpen(backend, refused, localFolderFix(backend.orgId));
+      const folders = localStateFolders(backend.orgId);
+      const refused = localFolderRefusal(folders, text(cfg.path));
+      if (refused) throw cannotOpen(backend, refused, localFolderFix(folders));
       return new LocalStateStore(text(cfg.path));
     }
     case "postgres": {
