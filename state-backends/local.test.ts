@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import os from "node:os";
 import path from "node:path";
@@ -72,6 +73,17 @@ describe("local state backend", () => {
     await mkdir(path.join(root, "corrupt"), { recursive: true });
     await writeFile(path.join(root, "corrupt/s.tfstate"), "{ not json");
     await expect(b.read("s.tfstate")).rejects.toThrow(/^The state under s.tfstate was not read: what is stored there is not an OpenTofu state \(JSON with a serial and a lineage\)\. Roll back/);
+  });
+
+  it("the checksum is of the whole file, whether it is read on the calling thread (a small state) or through the thread pool (a large one)", async () => {
+    const store = new LocalStateStore(path.join(root, "checksums"));
+    const big = { version: 4, serial: 1, lineage: "big", resources: [{ type: "t", name: "n", instances: [{ attributes: { blob: "x".repeat(300_000) } }] }] };
+    for (const [key, doc] of [["small/terraform.tfstate", { version: 4, serial: 1, lineage: "small", resources: [] }], ["big/terraform.tfstate", big]] as const) {
+      const bytes = new TextEncoder().encode(JSON.stringify(doc));
+      await store.write(key, { bytes, serial: doc.serial, lineage: doc.lineage, checksum: "" });
+      expect(await store.checksum(key), key).toBe(createHash("sha256").update(bytes).digest("hex"));
+    }
+    expect(await store.checksum("missing/terraform.tfstate")).toBeNull();
   });
 
   it("a second process on the same folder sees the lock and its holder", async () => {

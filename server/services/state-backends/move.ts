@@ -607,10 +607,16 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const locked: RunItem[] = [];
     const planton = await lockPlantonSources(ctx, toLock.filter((i) => isPlanton(ctx, i)));
     sources = planton.sources;
-    await eachUnder(ctx.slots, toLock, async (item) => {
-      const reason = isPlanton(ctx, item) ? planton.refused.get(item.id) : await lockSource(ctx, item);
+    // Only store calls take the run's store slots: a Planton-managed item, locked above, waited there behind the
+    // other chunks' copies (a tenth of a second a chunk) for nothing.
+    for (const item of toLock) {
+      const reason = isPlanton(ctx, item) ? planton.refused.get(item.id) : undefined;
       if (reason) await failItem(ctx, item, reason);
-      else if (!isPlanton(ctx, item)) locked.push(item);
+    }
+    await eachUnder(ctx.slots, toLock.filter((i) => !isPlanton(ctx, i)), async (item) => {
+      const reason = await lockSource(ctx, item);
+      if (reason) await failItem(ctx, item, reason);
+      else locked.push(item);
     });
     await commitStep(ctx, locked, "held", "locked");
     await stepDone("locked");
