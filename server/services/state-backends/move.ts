@@ -6,7 +6,8 @@
 // concurrently in chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import pLimit, { type LimitFunction } from "p-limit";
+import pLimit from "p-limit";
+import PQueue from "p-queue";
 import { z } from "zod";
 import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
 import { handleOf, rowsOf, type Database, type DatabaseHandle, type Queryable, type SessionLock } from "@/db/client";
@@ -456,8 +457,11 @@ async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
   await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
 }
 
-/** Runs `fn` over `items` under `limit` (a run's store slots, or its lanes); on a throw no item not yet started starts, and it rethrows once the started ones settle. */
-async function eachUnder<T>(limit: LimitFunction, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+/** Runs a task when a slot is free: a run's lanes (p-limit), or its store slots at a step's priority (inStoreSlots). */
+type Limit = (task: () => Promise<void>) => Promise<void>;
+
+/** Runs `fn` over `items` under `limit`; on a throw no item not yet started starts, and it rethrows once the started ones settle. */
+async function eachUnder<T>(limit: Limit, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
   let failure: { error: unknown } | null = null;
   await Promise.all(
     items.map((item) =>
@@ -498,8 +502,17 @@ interface RunContext {
    * while the others commit their steps takes the slots they leave, so the destination stays busy (a limit per chunk
    * left it idle whenever chunks committed at once).
    */
-  slots: LimitFunction;
+  slots: PQueue;
 }
+
+/**
+ * The store-call priority of each step's calls: a later step's first. A chunk that has copied reads its copies back
+ * and commits as soon as its copies are done, instead of queueing behind every copy the other chunks asked for
+ * meanwhile — with a first-come queue the lanes finished each round together, and the destination sat idle while
+ * they all committed and then all locked their next chunks.
+ */
+const STEP_PRIORITY = { lock: 0, copy: 1, readBack: 2, release: 3 } as const;
+const inStoreSlots = (ctx: RunContext, step: keyof typeof STEP_PRIORITY): Limit => (task) => ctx.slots.add(task, { priority: STEP_PRIORITY[step] });
 
 const moveActor = (m: MoveRow): Actor => ({ userId: m.startedBy, label: m.startedByLabel, orgId: m.orgId, role: "admin" });
 const who = (m: MoveRow) => `state move ${m.id} by ${m.startedByLabel}`;
@@ -518,7 +531,7 @@ async function runMove(db: Database, moveId: string, lock: SessionLock, opts: Ru
   const [move] = await db.select().from(stateMoves).where(eq(stateMoves.id, moveId));
   if (!move || move.status !== "running") return;
   const backends = new Map((await db.select().from(stateBackends).where(eq(stateBackends.orgId, move.orgId))).map((b) => [b.id, b]));
-  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lock, lockless: new Set(), slots: pLimit(opts.storeCalls ?? STORE_CALLS) };
+  const ctx: RunContext = { db, move, actor: moveActor(move), stores: new Map(), backends, hooks: opts.hooks ?? {}, lock, lockless: new Set(), slots: new PQueue({ concurrency: opts.storeCalls ?? STORE_CALLS }) };
   try {
     const items = given ?? (await db
       .select({ item: stateMoveItems, component: infraComponents.name, environment: environments.name })
@@ -613,7 +626,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
       const reason = isPlanton(ctx, item) ? planton.refused.get(item.id) : undefined;
       if (reason) await failItem(ctx, item, reason);
     }
-    await eachUnder(ctx.slots, toLock.filter((i) => !isPlanton(ctx, i)), async (item) => {
+    await eachUnder(inStoreSlots(ctx, "lock"), toLock.filter((i) => !isPlanton(ctx, i)), async (item) => {
       const reason = await lockSource(ctx, item);
       if (reason) await failItem(ctx, item, reason);
       else locked.push(item);
@@ -629,7 +642,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
     const extra = new Map<string, Copied>();
     // A resumed run reads the states it locked in an earlier run.
     for (const [cid, state] of await readPlantonSources(ctx, toCopy.filter((i) => isPlanton(ctx, i) && !sources.has(i.componentId)))) sources.set(cid, state);
-    await eachUnder(ctx.slots, toCopy, async (item) => {
+    await eachUnder(inStoreSlots(ctx, "copy"), toCopy, async (item) => {
       const r = await copyItem(ctx, item, isPlanton(ctx, item) ? (sources.get(item.componentId) ?? null) : undefined);
       if (typeof r === "string") await failItem(ctx, item, r);
       else (copied.push(item), extra.set(item.id, r));
@@ -642,7 +655,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   const toSwitch = live().filter((i) => i.step === "copied");
   if (toSwitch.length) {
     const verified: RunItem[] = [];
-    await eachUnder(ctx.slots, toSwitch, async (item) => {
+    await eachUnder(inStoreSlots(ctx, "readBack"), toSwitch, async (item) => {
       // The copy's bytes are read back and hashed (not parsed: equal checksums mean the bytes the copy wrote).
       const back = await storedChecksum(await storeOf(ctx, item.toBackendId), item.toKey).catch((e: Error) => e);
       const to = ctx.backends.get(item.toBackendId)?.name ?? item.toBackendId;
@@ -687,7 +700,7 @@ async function runChunk(ctx: RunContext, chunk: RunItem[]): Promise<void> {
   // done: both locks released, the hold released (the components' waiting jobs run, against the new backend).
   const toFinish = live().filter((i) => i.step === "switched");
   if (toFinish.length) {
-    await eachUnder(ctx.slots, toFinish, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
+    await eachUnder(inStoreSlots(ctx, "release"), toFinish, (item) => releaseLocks(ctx, item, { source: !isPlanton(ctx, item) }));
     // Planton-managed locks (under the item's lock ID only) and the holds are released with the step, and the queue told.
     await commitStep(ctx, toFinish, "switched", "done", {
       queue: true,
