@@ -9,6 +9,8 @@ export const MIGRATION_LOCK = 727274;
 export const SCHEDULER_LEADER_LOCK = 727275;
 /** Taken for one audit archive run's transaction, so one replica archives at a time. */
 export const AUDIT_ARCHIVE_LOCK = 727276;
+/** Taken for the transaction that saves a `local` state backend, so two organizations cannot both claim one shared folder (local-folder.ts). */
+export const LOCAL_STATE_FOLDERS_LOCK = 727279;
 /** One lock per state move: its holder runs the move (server/services/state-backends/move.ts). */
 export const MOVE_RUN_LOCK_SPACE = 727277;
 /** One lock per hosted runner name, `hosted-<n>`: its holder is the console process that runs that runner. */

@@ -116,6 +116,29 @@ describe(`a local state backend's folder (${testDriver})`, () => {
     expect((await create(org, "shared-a-again", path.join(allowed, "shared-a"))).access.ok).toBe(true);
   });
 
+  it("two organizations saving backends in one shared folder at the same moment: one is saved, the other refused", async () => {
+    const sameFolder = "another organization's state backend";
+    // Two creates at once.
+    const created = await Promise.allSettled([create(org, "race-a", path.join(allowed, "race-1")), create(other, "race-b", path.join(allowed, "race-1"))]);
+    expect(created.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const lost = created.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(lost.reason.message).toContain(sameFolder);
+    // A create and a change at once.
+    await create(other, "race-c", path.join(allowed, "race-c"));
+    const saved = await Promise.allSettled([
+      create(org, "race-d", path.join(allowed, "race-2")),
+      other.as("admin").stateBackends.update({ org: other.slug, name: "race-c", config: { path: path.join(allowed, "race-2") } }),
+    ]);
+    expect(saved.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect((saved.find((r) => r.status === "rejected") as PromiseRejectedResult).reason.message).toContain(sameFolder);
+    // Whichever won, the folder is one organization's.
+    const rows = await t.db.select({ orgId: stateBackends.orgId, config: stateBackends.config }).from(stateBackends);
+    for (const folder of ["race-1", "race-2"]) {
+      const owners = new Set(rows.filter((r) => (r.config as { path?: string }).path === path.join(allowed, folder)).map((r) => r.orgId));
+      expect(owners.size, folder).toBe(1);
+    }
+  });
+
   it("a backend saved outside before the rule (or before the operator narrowed it) is not opened", async () => {
     const folder = path.join(elsewhere, "legacy");
     const id = newId("stateBackend");

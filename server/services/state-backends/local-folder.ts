@@ -8,7 +8,8 @@
 // inside another organization's backend's folder; and the rest of the data folder is never one, whatever
 // the operator allows.
 import path from "node:path";
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
+import { LOCAL_STATE_FOLDERS_LOCK } from "@/db/advisory-locks";
 import type { Queryable } from "@/db/client";
 import { stateBackends } from "@/db/schema";
 import { confined } from "@/lib/confined-path";
@@ -49,4 +50,14 @@ export async function sharedFolderRefusal(db: Queryable, orgId: string, folder: 
     if (confined(theirs, folder) || confined(folder, theirs)) return `its folder ${folder} is, holds or lies inside the folder of another organization's state backend`;
   }
   return null;
+}
+
+/**
+ * sharedFolderRefusal again, inside the transaction that saves the backend and under a lock every such save takes:
+ * the check made before the access test cannot see a backend another organization saves meanwhile, so two admins
+ * saving at once could otherwise both claim one shared folder. The lock is held to the transaction's end.
+ */
+export async function sharedFolderRefusalAtSave(tx: Queryable, orgId: string, folder: string): Promise<string | null> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${LOCAL_STATE_FOLDERS_LOCK})`);
+  return sharedFolderRefusal(tx, orgId, folder);
 }
