@@ -14,6 +14,24 @@ export const URL_FIELD = { pattern: "^https?://[^\\s/@]+(?:/\\S*)?$", patternHin
 /** A host name (with a port), or an http(s) URL. */
 export const HOST_FIELD = { pattern: "^(?:https?://)?[^\\s/@]+(?:/\\S*)?$", patternHint: `a host name or an http(s):// URL with no user name or password in it ${NO_USERINFO}` } as const;
 
+/** A user name and password at the start of an address (scheme optional), up to the "@" before the first "/". */
+const USERINFO = /^((?:https?:\/\/)?)[^\s/]*@/;
+
+/**
+ * `config` as it may be shown or recorded: an address field (URL_FIELD, HOST_FIELD) saved with a user name or password
+ * in it — before those fields refused one — shows "***" in their place. Settings are answered to every member and kept
+ * in audit changes; saving such a row again is refused until the address is fixed.
+ */
+export function withoutUserinfo(fields: readonly Pick<SpecField, "name" | "pattern">[], config: Record<string, unknown>): Record<string, unknown> {
+  let shown: Record<string, unknown> | null = null;
+  for (const f of fields) {
+    if (f.pattern !== URL_FIELD.pattern && f.pattern !== HOST_FIELD.pattern) continue;
+    const v = config[f.name];
+    if (typeof v === "string" && USERINFO.test(v)) (shown ??= { ...config })[f.name] = v.replace(USERINFO, "$1***@");
+  }
+  return shown ?? config;
+}
+
 export interface SpecField {
   name: string;
   /** `json`: an HCL list, map, set, tuple, object or `any` input, entered as JSON (its HCL type in `hclType`). */
@@ -161,6 +179,9 @@ export const CONNECTION_PROVIDERS: Record<string, ConnectionProviderDef> = {
     env: { api_url: "PULUMI_BACKEND_URL", access_token: "PULUMI_ACCESS_TOKEN" },
   },
 };
+
+/** A connection's settings as they are answered and recorded (an address saved with credentials in it, before that was refused, hides them). */
+export const shownConnectionConfig = (provider: string, config: unknown) => withoutUserinfo(CONNECTION_PROVIDERS[provider]?.configFields ?? [], (config ?? {}) as Record<string, unknown>);
 
 /** A zod schema for a set of fields, with messages that name the field and what it accepts. */
 export function fieldsSchema(fields: SpecField[]) {

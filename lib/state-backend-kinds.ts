@@ -2,7 +2,7 @@
 // credentials come from, and which provisioners can keep state there. The server validates with it,
 // the console draws its form from it, the CLI lists it in usage. Implementations: state-backends/.
 import { z } from "zod";
-import { fieldsSchema, PROVISIONERS, URL_FIELD, type Provisioner, type SpecField } from "./catalog";
+import { fieldsSchema, PROVISIONERS, URL_FIELD, withoutUserinfo, type Provisioner, type SpecField } from "./catalog";
 import { nameSchema } from "./names";
 
 export { PROVISIONERS, type Provisioner };
@@ -128,6 +128,10 @@ export const PLANTON_MANAGED_KIND = "planton_managed" satisfies StateBackendKind
 export function isStateBackendKind(kind: string): kind is StateBackendKind {
   return Object.hasOwn(STATE_BACKEND_KINDS, kind);
 }
+
+/** A backend's settings as they are answered and recorded (an address saved with credentials in it, before that was refused, hides them). */
+export const shownBackendConfig = (kind: string, config: unknown) =>
+  withoutUserinfo(isStateBackendKind(kind) ? (STATE_BACKEND_KINDS[kind].configFields as readonly SpecField[]) : [], (config ?? {}) as Record<string, unknown>);
 
 /** A zod schema for a kind's configuration, with messages naming the field. */
 export function backendConfigSchema(kind: StateBackendKind) {

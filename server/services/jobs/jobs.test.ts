@@ -47,6 +47,24 @@ describe("creating an Infra Job", () => {
     expect((await getJob(t.db, org.orgId, job.id)).preflight).toMatchObject({ passed: true });
   });
 
+  it("the IaC input answers an address saved with credentials in it (before that was refused) with *** in their place; the job keeps what it ran with", async () => {
+    const { org, component } = await orgWithComponent(t.db);
+    const job = await createJob(t.db, org.actor("engineer"), { componentId: component.id });
+    const [row] = await t.db.select({ input: infraJobs.iacInput }).from(infraJobs).where(eq(infraJobs.id, job.id));
+    const legacy = {
+      ...row.input!,
+      connection: { name: "pulumi-legacy", provider: "pulumi_cloud", mode: "stored", config: { api_url: "https://me:legacy-pul-token@api.pulumi.com" } },
+      backend: { ...row.input!.backend, kind: "s3", config: { bucket: "states", endpoint: "https://AKIAEXAMPLE:legacy-s3-secret@minio.example:9000" } },
+    };
+    await t.db.update(infraJobs).set({ iacInput: legacy as typeof row.input }).where(eq(infraJobs.id, job.id));
+    const shown = (await getIacInput(t.db, org.orgId, job.id)) as unknown as typeof legacy;
+    expect(shown.connection.config.api_url).toBe("https://***@api.pulumi.com");
+    expect(shown.backend.config).toEqual({ bucket: "states", endpoint: "https://***@minio.example:9000" });
+    expect(JSON.stringify(shown)).not.toMatch(/legacy-(pul-token|s3-secret)/);
+    const [kept] = await t.db.select({ input: infraJobs.iacInput }).from(infraJobs).where(eq(infraJobs.id, job.id));
+    expect(JSON.stringify(kept.input)).toContain("legacy-s3-secret");
+  });
+
   it("refuses an unknown operation, naming the valid ones, and creates nothing", async () => {
     const { org, component } = await orgWithComponent(t.db);
     const before = (await t.db.select({ n: count() }).from(infraJobs))[0].n;

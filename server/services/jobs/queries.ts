@@ -9,6 +9,8 @@ import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
 import { routeSentence, type JobRoute } from "@/lib/runner-routing";
+import { shownConnectionConfig } from "@/lib/catalog";
+import { shownBackendConfig } from "@/lib/state-backend-kinds";
 import { badRequest, notFound } from "../../errors";
 import { REASONS } from "@/lib/job-reasons";
 import { jobActions } from "./lifecycle";
@@ -211,7 +213,12 @@ async function jobRoute(db: Queryable, job: typeof infraJobs.$inferSelect) {
 export async function getIacInput(db: Queryable, orgId: string, id: string) {
   const { job } = await jobRow(db, orgId, id);
   if (!job.iacInput) throw notFound(`The IaC input of job ${id}`, `Its preflight failed before one could be built: ${job.reason ?? "see the preflight report"}.`);
-  return job.iacInput;
+  const { connection, backend } = job.iacInput;
+  return {
+    ...job.iacInput,
+    connection: connection && { ...connection, config: shownConnectionConfig(connection.provider, connection.config) },
+    backend: backend && { ...backend, config: shownBackendConfig(backend.kind, backend.config) },
+  };
 }
 
 interface PlanChange {

@@ -228,4 +228,22 @@ describe(`connections (${testDriver})`, () => {
     expect((await listConnections(t.db, org.orgId)).some((c) => c.id === ambient.id)).toBe(false);
     expect((await auditOf(t.db, org.orgId, "connection.delete"))[0].summary).toBe("Deleted aws connection aws-ambient");
   });
+  it("a connection saved with credentials in its address before that was refused is listed and recorded with *** in their place", async () => {
+    for (const [provider, field, value, shown] of [
+      ["pulumi_cloud", "api_url", "https://me:legacy-pul-token@api.pulumi.com", "https://***@api.pulumi.com"],
+      ["terraform_cloud", "hostname", "tfe-admin:legacy-tfc-token@tfe.example.com", "***@tfe.example.com"],
+    ] as const) {
+      const id = newId("connection");
+      const name = `legacy-${provider.replace("_", "-")}`;
+      await t.db.insert(connections).values({ id, orgId: org.orgId, name, provider, config: { [field]: value }, mode: "stored" });
+      const listed = (await org.as("viewer").connections.list({ org: org.slug })).find((c) => c.id === id)!;
+      expect(listed.config[field]).toBe(shown);
+      // Fixed by an admin: the change is recorded from *** to the new address.
+      await org.as("admin").connections.update({ org: org.slug, id, name, provider, config: { [field]: value.replace(/^(https:\/\/)?[^@]*@/, "$1") }, credentials: provider === "pulumi_cloud" ? { access_token: "t" } : { token: "t" } });
+      const recorded = JSON.stringify((await auditOf(t.db, org.orgId, "connection.update")).filter((e) => e.targetId === id));
+      expect(recorded).toContain(shown);
+      expect(recorded).not.toMatch(/legacy-(pul|tfc)-token/);
+    }
+    expect(JSON.stringify(await org.as("viewer").connections.list({ org: org.slug }))).not.toMatch(/legacy-(pul|tfc)-token/);
+  });
 });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { connectionAuthorizations, connections, environments, infraComponents, organizations, runners } from "@/db/schema";
 import { addAuthorizationBody, authorizationLabel, type connectionAuthorizationsSchema, type listAuthorizationsInput, removeAuthorizationInput } from "@/lib/api/connection-schemas";
-import { CONNECTION_PROVIDERS, fieldsSchema } from "@/lib/catalog";
+import { CONNECTION_PROVIDERS, fieldsSchema, shownConnectionConfig } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
 import { diffFields, recordAudit } from "../../audit";
 import { encryptSecret } from "../../crypto";
@@ -47,7 +47,7 @@ export async function listConnections(db: Queryable, orgId: string) {
     : [];
   return rows.map(({ hasCredentials, ...r }) => ({
     ...r,
-    config: r.config as Record<string, string>,
+    config: shownConnectionConfig(r.provider, r.config) as Record<string, string>,
     hasCredentials: !!hasCredentials,
     authorizations: auths.filter((a) => a.connectionId === r.id).map(({ id, scope, environment }) => ({ id, scope, environment })),
     components: usedBy.filter((c) => c.connectionId === r.id).map(({ name, environment }) => ({ name, environment })),
@@ -224,7 +224,7 @@ export async function updateConnection(db: Database, actor: Actor, raw: z.input<
     return await db.transaction(async (tx) => {
       const after = { name: input.name, provider: input.provider, description: input.description, config, mode: input.mode, runnerId: runner?.id ?? null };
       const changes: Record<string, unknown> = diffFields(
-        { name: existing.name, provider: existing.provider, description: existing.description, config: existing.config, mode: existing.mode, runnerId: existing.runnerId },
+        { name: existing.name, provider: existing.provider, description: existing.description, config: shownConnectionConfig(existing.provider, existing.config), mode: existing.mode, runnerId: existing.runnerId },
         after,
       );
       if (credentialsChanged) changes.credentials = input.mode === "runner" ? "removed" : "replaced";

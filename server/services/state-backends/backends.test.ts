@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { and, count, eq } from "drizzle-orm";
-import { stateBackends, stateObjects } from "@/db/schema";
+import { connections, stateBackends, stateObjects } from "@/db/schema";
+import { newId } from "@/lib/ids";
 import { defaultStateKey } from "@/lib/state-backend-kinds";
 import { storedStateOf } from "@/state-backends/rules";
 import { createTestDatabase, testDriver, type TestDatabase } from "../../../test/database";
@@ -237,5 +238,25 @@ describe(`state backends (${testDriver})`, () => {
     expect((await admin.stateBackends.forceUnlock({ org: org.slug, componentId: c.id })).released).toBeNull();
     expect(await auditCount(t.db, org.orgId, "state.force_unlock")).toBe(2);
     expect((await refusal(admin.stateBackends.forceUnlock({ org: org.slug, componentId: "cmp_nope" }))).code).toBe("NOT_FOUND");
+  });
+  it("a backend saved with credentials in its endpoint before that was refused answers and records them as ***, and is not saved again until fixed", async () => {
+    const leaky = s3.endpoint.replace("://", "://AKIAEXAMPLE:legacy-in-url-secret@");
+    const [conn] = await t.db.select().from(connections).where(and(eq(connections.orgId, org.orgId), eq(connections.name, "s3rver")));
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name: "legacy-s3", kind: "s3", connectionId: conn.id, config: { ...s3Config(), endpoint: leaky } });
+    const shown = await org.as("viewer").stateBackends.get({ org: org.slug, name: "legacy-s3" });
+    expect(shown.config.endpoint).toBe(s3.endpoint.replace("://", "://***@"));
+    expect(JSON.stringify(await org.as("viewer").stateBackends.list({ org: org.slug }))).not.toContain("legacy-in-url-secret");
+    // Saved again as it stands (a connection change alone), it is refused beside the field; with the address fixed it saves, and the record keeps ***.
+    const r = await refusal(org.as("admin").stateBackends.update({ org: org.slug, name: "legacy-s3", connection: "s3rver" }));
+    expect(r).toMatchObject({ code: "BAD_REQUEST", field: "config.endpoint" });
+    await org.as("admin").stateBackends.update({ org: org.slug, name: "legacy-s3", config: s3Config() });
+    // Another such row deleted as it stands.
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name: "legacy-s3-2", kind: "s3", connectionId: conn.id, config: { ...s3Config(), endpoint: leaky } });
+    await org.as("admin").stateBackends.delete({ org: org.slug, name: "legacy-s3-2" });
+    for (const action of ["state_backend.update", "state_backend.delete"]) {
+      const recorded = JSON.stringify((await auditOf(t.db, org.orgId, action)).filter((e) => e.targetName?.startsWith("legacy-s3")));
+      expect(recorded, action).toContain("***@");
+      expect(recorded, action).not.toContain("legacy-in-url-secret");
+    }
   });
 });

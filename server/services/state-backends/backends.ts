@@ -8,7 +8,7 @@ import { connections, stateBackendDefaults, stateBackends, stateMoves } from "@/
 import type { setDefaultBody, stateBackendBody, stateBackendPatch, testAccessBody } from "@/lib/api/state-schemas";
 import { CONNECTION_PROVIDERS, PROVISIONERS, withDefaults, fieldsSchema, type Provisioner, type SpecField } from "@/lib/catalog";
 import { newId } from "@/lib/ids";
-import { backendNameSchema, isStateBackendKind, PLANTON_MANAGED_KIND, STATE_BACKEND_KIND_NAMES, STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
+import { backendNameSchema, isStateBackendKind, shownBackendConfig, PLANTON_MANAGED_KIND, STATE_BACKEND_KIND_NAMES, STATE_BACKEND_KINDS, type StateBackendKind } from "@/lib/state-backend-kinds";
 import type { Actor } from "../../actor";
 import { diffFields, recordAudit } from "../../audit";
 import { decryptSecret } from "../../crypto";
@@ -125,7 +125,7 @@ export async function listStateBackends(db: Queryable, actor: Actor) {
     id: b.id,
     name: b.name,
     kind: b.kind,
-    config: (b.config ?? {}) as Record<string, unknown>,
+    config: shownBackendConfig(b.kind, b.config),
     connection: conns.find((c) => c.id === b.connectionId)?.name ?? null,
     defaultFor: PROVISIONERS.filter((p) => effective.get(p) === b.id),
     components: served.filter((s) => s.backendId === b.id).length,
@@ -227,7 +227,7 @@ export async function updateStateBackend(db: Database, actor: Actor, input: Stat
   const [current] = existing.connectionId ? await db.select({ name: connections.name }).from(connections).where(eq(connections.id, existing.connectionId)) : [];
   const connection = input.connection !== undefined ? input.connection : (current?.name ?? null);
   const checked = await checkedBackend(db, actor, { name: existing.name, kind, config: input.config ?? (kind === existing.kind ? (existing.config as Record<string, unknown>) : {}), connection }, "changed");
-  const before: Record<string, unknown> = { kind: existing.kind, config: existing.config, connection: current?.name ?? null };
+  const before: Record<string, unknown> = { kind: existing.kind, config: shownBackendConfig(existing.kind, existing.config), connection: current?.name ?? null };
   const after = { kind: checked.kind, config: checked.config, connection: checked.conn?.name ?? null };
   const changes = diffFields(before, after);
   if (changes.kind || changes.config) {
@@ -278,7 +278,7 @@ export async function deleteStateBackend(db: Database, actor: Actor, input: { na
   }
   await db.transaction(async (tx) => {
     await tx.delete(stateBackends).where(eq(stateBackends.id, row.id));
-    await recordAudit(tx, actor, { action: "state_backend.delete", targetId: row.id, targetName: row.name, summary: `Deleted ${titleOf(row.kind)} state backend ${row.name}`, changes: { kind: row.kind, config: row.config } });
+    await recordAudit(tx, actor, { action: "state_backend.delete", targetId: row.id, targetName: row.name, summary: `Deleted ${titleOf(row.kind)} state backend ${row.name}`, changes: { kind: row.kind, config: shownBackendConfig(row.kind, row.config) } });
   });
   return { name: row.name, deleted: true as const };
 }
