@@ -2,7 +2,7 @@
 // paths under the root; the lock is an exclusively created `<key>.lock.info` holding OpenTofu's lock
 // info JSON, the layout the builtin engine's local backend uses, so either can read the other's lock.
 import { randomUUID } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFile as readFileCallback, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFile as readFileCallback, readSync } from "node:fs";
 import { link, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -47,20 +47,22 @@ const SYNC_READ_LIMIT = 64 * 1024;
 /**
  * A small file's bytes read on the calling thread — open, fstat, read, close: about 20 µs of CPU for a few KB, against
  * about 55 µs and four trips through libuv's four-thread pool, where they queue behind other writes' fsyncs (the
- * move's read-back of every copy). Null when there is none; undefined when it is larger than SYNC_READ_LIMIT, to be
- * read through the pool (a big read would hold the event loop).
+ * move's read-back of every copy). Null when there is none; undefined when it is larger than SYNC_READ_LIMIT or not a
+ * regular file, to be read through the pool (a big read would hold the event loop; O_NONBLOCK keeps a FIFO planted at
+ * the name from hanging this open, and with it the process).
  */
 function smallFileBytes(file: string): Buffer | null | undefined {
   let fd: number;
   try {
-    fd = openSync(file, "r");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     if (isMissing(e)) return null;
     throw e;
   }
   try {
-    const size = fstatSync(fd).size;
-    if (size > SYNC_READ_LIMIT) return undefined;
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > SYNC_READ_LIMIT) return undefined;
+    const size = st.size;
     const buf = Buffer.allocUnsafe(size);
     let at = 0;
     for (let n = 1; at < size && n > 0; at += n) n = readSync(fd, buf, at, size - at, at);
