@@ -14,7 +14,7 @@ import { diffFields, recordAudit } from "../../audit";
 import { decryptSecret } from "../../crypto";
 import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from "../../errors";
 import { runAccessTest, type AccessCheck } from "./access-test";
-import { localFolderFix, localFolderRefusal, localStateFolders, sharedFolderRefusal, sharedFolderRefusalAtSave } from "./local-folder";
+import { localFolderFix, localFolderRefusal, localStateFolders, sharedFolderRefusal, sharedFolderRefusalAtSave, type LocalStateFolders } from "./local-folder";
 import { backendsAndDefaults, servedComponents, type BackendRow, type ServedComponent } from "./served";
 
 export type StateBackendInput = z.input<typeof stateBackendBody>;
@@ -155,19 +155,19 @@ async function checkedBackend(db: Queryable, actor: Actor, input: { name: string
     const folder = String(config.path);
     const folders = localStateFolders(actor.orgId);
     const refused = localFolderRefusal(folders, folder) ?? (await sharedFolderRefusal(db, actor.orgId, folder));
-    if (refused) throw folderRefused(actor, input.name, verb, refused);
+    if (refused) throw folderRefused(folders, input.name, verb, refused);
   }
   const conn = await connectionFor(db, actor.orgId, kind, input.connection, input.name, verb);
   return { kind, config, conn, toOpen: { name: input.name, kind, orgId: actor.orgId, connectionId: conn?.id ?? null, config } };
 }
 
-const folderRefused = (actor: Actor, name: string, verb: Verb, refused: string) => badRequest(`${notDone(name, verb)}: ${refused}. ${localFolderFix(localStateFolders(actor.orgId))}.`, "config.path");
+const folderRefused = (folders: LocalStateFolders, name: string, verb: Verb, refused: string) => badRequest(`${notDone(name, verb)}: ${refused}. ${localFolderFix(folders)}.`, "config.path");
 
 /** In the transaction that saves a `local` backend: its folder is still no other organization's (one may have saved since the check). */
 async function claimLocalFolder(tx: Queryable, actor: Actor, name: string, kind: string, config: Record<string, unknown>, verb: "created" | "changed") {
   if (kind !== "local") return;
   const refused = await sharedFolderRefusalAtSave(tx, actor.orgId, String(config.path));
-  if (refused) throw folderRefused(actor, name, verb, refused);
+  if (refused) throw folderRefused(localStateFolders(actor.orgId), name, verb, refused);
 }
 
 function accessRefusal(name: string, verb: "created" | "changed", access: AccessCheck) {
