@@ -86,6 +86,16 @@ describe("local state backend", () => {
     expect(await store.checksum("missing/terraform.tfstate")).toBeNull();
   });
 
+  it("a FIFO planted at a state's or a lock's name is read as not a state, without waiting for a writer", async () => {
+    const dir = path.join(root, "fifo");
+    await mkdir(dir, { recursive: true });
+    await promisify(execFile)("mkfifo", [path.join(dir, "s.tfstate"), path.join(dir, "t.tfstate.lock.info")]);
+    const b = new StateBackend(new LocalStateStore(dir));
+    await expect(b.read("s.tfstate")).rejects.toThrow(/is not an OpenTofu state/);
+    expect(await new LocalStateStore(dir).checksum("s.tfstate")).toBe(createHash("sha256").update("").digest("hex"));
+    await expect(new LocalStateStore(dir).lockHolder("t.tfstate")).rejects.toThrow();
+  });
+
   it("a second process on the same folder sees the lock and its holder", async () => {
     const dir = path.join(root, "two-processes");
     const b = new StateBackend(new LocalStateStore(dir));

@@ -30,11 +30,13 @@ const isMissing = (e: unknown) => (e as NodeJS.ErrnoException).code === "ENOENT"
 // The callback readFile: a small file in one request chain, about a third less CPU than fs/promises' readFile (which
 // reads through a FileHandle, a round trip per step). A state file is read whole on every read and on the move's read-back.
 const readWhole = promisify(readFileCallback);
+// Node takes open(2) flags as a number here too; its types say only a string like "r".
+const READ_NONBLOCK = (constants.O_RDONLY | constants.O_NONBLOCK) as unknown as string;
 
-/** The file's bytes, or null when there is none. */
+/** The file's bytes, or null when there is none. O_NONBLOCK: a FIFO planted at the name reads as empty instead of holding a pool thread until something writes to it. */
 async function bytesOf(file: string): Promise<Buffer | null> {
   try {
-    return await readWhole(file);
+    return await readWhole(file, { flag: READ_NONBLOCK });
   } catch (e) {
     if (isMissing(e)) return null;
     throw e;
