@@ -2,7 +2,7 @@
 // paths under the root; the lock is an exclusively created `<key>.lock.info` holding OpenTofu's lock
 // info JSON, the layout the builtin engine's local backend uses, so either can read the other's lock.
 import { randomUUID } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readFile as readFileCallback, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFile as readFileCallback, readFileSync } from "node:fs";
 import { link, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -64,11 +64,7 @@ function smallFileBytes(file: string): Buffer | null | undefined {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > SYNC_READ_LIMIT) return undefined;
-    const size = st.size;
-    const buf = Buffer.allocUnsafe(size);
-    let at = 0;
-    for (let n = 1; at < size && n > 0; at += n) n = readSync(fd, buf, at, size - at, at);
-    return buf.subarray(0, at);
+    return readFileSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -6,7 +6,6 @@
 // concurrently in chunks; a chunk's step is one commit for all its items (the throughput of bench/state-move.ts).
 import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import pLimit from "p-limit";
 import PQueue from "p-queue";
 import { z } from "zod";
 import { keyInSpace, MOVE_RUN_LOCK_SPACE } from "@/db/advisory-locks";
@@ -457,7 +456,7 @@ async function notifyMove(tx: Queryable, orgId: string, moveId: string) {
   await tx.execute(sql`select pg_notify(${STATE_MOVES_CHANNEL}, ${`${orgId}:${moveId}`})`);
 }
 
-/** Runs a task when a slot is free: a run's lanes (p-limit), or its store slots at a step's priority (inStoreSlots). */
+/** Runs a task when a slot is free: a run's lanes, or its store slots at a step's priority (inStoreSlots). */
 type Limit = (task: () => Promise<void>) => Promise<void>;
 
 /** Runs `fn` over `items` under `limit`; on a throw no item not yet started starts, and it rethrows once the started ones settle. */
@@ -546,7 +545,8 @@ async function runMove(db: Database, moveId: string, lock: SessionLock, opts: Ru
     const size = opts.chunkSize ?? Math.max(MIN_CHUNK, Math.ceil(items.length / (rounds * lanes)));
     const chunks: RunItem[][] = [];
     for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-    await eachUnder(pLimit(lanes), chunks, (chunk) => runChunk(ctx, chunk));
+    const laneSlots = new PQueue({ concurrency: lanes });
+    await eachUnder((task) => laneSlots.add(task), chunks, (chunk) => runChunk(ctx, chunk));
     await endMove(ctx);
   } finally {
     for (const s of ctx.stores.values()) await s.then((st) => st.close?.()).catch(() => {});
