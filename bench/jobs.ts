@@ -407,7 +407,7 @@ async function main() {
   const idleRtt = await notifyRoundTrips(ctx, p.quick ? 100 : 300);
   rows.push([`raw NOTIFY round trip, idle (this process: NOTIFY → its own LISTEN) p50 / p99`, p50p99(idleRtt), `${idleRtt.length} round trips, one at a time, no job running`]);
   const targetRows: [string, string, string][] = [];
-  let one: (Awaited<ReturnType<typeof eventLatency>> & { kind: string }) | undefined;
+  let one: (Awaited<ReturnType<typeof eventLatency>> & { kind: string; viewers: number }) | undefined;
   const viewerRuns = [...p.subscribers.filter((s) => s > 0).map((s) => ({ s, consoles: 1 })), ...(p.split > 0 ? [{ s: p.split, consoles: 2 }] : [])];
   // Two jobs: the paced one (provider calls' pace, cores free between events) and the module's update (one CPU-bound burst).
   const jobKinds = [
@@ -438,8 +438,14 @@ async function main() {
     ]);
     rows.push([`  subscribers connected (all received the backlog)`, ms(r.connectMs), `${s} SSE connections`]);
     // The job's own cost (uploads, claims, state) is in every run; what more viewers add is the difference.
-    one ??= r;
-    const marginal = r === one ? " (includes the job's own uploads, claim, state)" : `; ${(((r.consoleCpu - one.consoleCpu) / (r.deliveries - one.deliveries)) * 1e6).toFixed(0)} ms per 1 000 deliveries beyond the first viewer's run`;
+    // The baseline is this job kind's first run (one viewer by default); a run with no more deliveries than it has no margin to divide by.
+    const base = one;
+    one ??= { ...r, viewers: s };
+    const marginal = !base
+      ? " (includes the job's own uploads, claim, state)"
+      : r.deliveries <= base.deliveries
+        ? `; ${((r.consoleCpu - base.consoleCpu) * 1000).toFixed(0)} CPU-ms against the ${base.viewers}-viewer run's (as many deliveries)`
+        : `; ${(((r.consoleCpu - base.consoleCpu) / (r.deliveries - base.deliveries)) * 1e6).toFixed(0)} ms per 1 000 deliveries beyond the ${base.viewers}-viewer run`;
     targetRows.push([label.replace("subscriber", "viewer"), `p99 ${ms(pct(r.runner, 99))}, × ${ratio.toFixed(1)} raw NOTIFY`, `console CPU ${((r.consoleCpu / r.deliveries) * 1e6).toFixed(0)} ms / 1 000 deliveries${marginal}`]);
   }
   // Last: it needs no runner process (the event runs keep theirs warm).
