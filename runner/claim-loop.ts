@@ -1,4 +1,5 @@
 // Keeps up to `capacity` jobs running: long-polls for work while there is room.
+import { untilFirstOrAborted, sleep } from "./abort";
 import { HttpError, type RunnerClient } from "./client";
 import type { EngineVersions } from "./engines/detect";
 import { runJob, type JobRunOptions, type JobRunResult } from "./job-run";
@@ -65,7 +66,7 @@ export class ClaimLoop {
     while (!this.stopping.signal.aborted) {
       const free = this.opts.capacity - this.running.size;
       if (free <= 0) {
-        await Promise.race([...this.running.values(), aborted(this.stopping.signal)]);
+        await untilFirstOrAborted([...this.running.values()], this.stopping.signal);
         continue;
       }
       try {
@@ -116,13 +117,3 @@ function errorWords(err: unknown): string {
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-  });
-}

@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import type { StateJournalBatch, StateJournalCommit, StateJournalCommitResult } from "../lib/state-delta";
 import { digestClaimed, digestHeader, sha256Of } from "../lib/artifacts";
+import { boundedSignal, sleep } from "./abort";
 import {
   RUNNER_API,
   type ClaimResponse,
@@ -109,13 +110,6 @@ function exchange(url: URL, method: string, headers: Record<string, string>, bod
   });
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-  });
-
-
 /** Shared transport: base URL, bearer token, retries. */
 export class Transport {
   constructor(
@@ -134,8 +128,7 @@ export class Transport {
     let lastError: unknown;
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
       if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
-      const timeout = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
-      const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+      const { signal, done } = boundedSignal(opts.signal, opts.timeoutMs ?? 30_000);
       try {
         const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, ...opts.headers };
         let body: Buffer | undefined;
@@ -156,6 +149,8 @@ export class Transport {
         if (e instanceof HttpError && e.status < 500) throw e;
         if (opts.signal?.aborted) throw e;
         lastError = e;
+      } finally {
+        done();
       }
       if (attempt < policy.attempts) {
         const backoff = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
