@@ -165,7 +165,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       }
       stepSpan?.setAttribute("planton.step.result", outcome.ok ? "succeeded" : "failed");
       endSpan(stepSpan, outcome.ok ? undefined : redactor.text(outcome.reason));
-      if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256 };
+      if (outcome.ok && outcome.plan) plan = { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256, bytes: outcome.plan.bytes };
       await uploader.flush().catch((err) => log.warn("events not yet uploaded at step finish", { error: String(err) }));
       // A refused credential refuses the finish too: the step's work is done, and nothing more is sent for it.
       if (refused) {
@@ -180,7 +180,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
         attemptId,
         result: outcome.ok ? "succeeded" : "failed",
         ...(outcome.ok ? {} : { reason: redactor.text(outcome.reason) }),
-        ...(outcome.ok && outcome.plan ? { plan: outcome.plan } : {}),
+        // The plan's bytes stay in this process: the server has them as the artifact.
+        ...(outcome.ok && outcome.plan ? { plan: { artifactId: outcome.plan.artifactId, sha256: outcome.plan.sha256, summary: outcome.plan.summary } } : {}),
       });
       result.steps.push({ step, result: outcome.ok ? "succeeded" : "failed" });
       log.info("step finished", { step, result: outcome.ok ? "succeeded" : "failed", next: finish.next });

@@ -1,5 +1,6 @@
 // One interface every engine implements; one file per engine beside this one.
 import type { EngineTracer } from "../../engine/index";
+import { sha256Of } from "../../lib/artifacts";
 import type { IacInput, StepName } from "../../lib/runner-protocol";
 import type { JobClient } from "../client";
 import type { EventDraft } from "../events";
@@ -9,6 +10,12 @@ import type { Redactor } from "../redact";
 export interface PlanRef {
   artifactId: string;
   sha256: string;
+  /**
+   * The plan's bytes when this attempt's own preview made them: the apply takes them (checked against `sha256`,
+   * the checksum the server holds for the plan) instead of downloading what it uploaded a step before.
+   * Kept in this process; never sent.
+   */
+  bytes?: Uint8Array;
 }
 
 export interface StepContext {
@@ -47,6 +54,15 @@ export interface EngineAdapter {
   apply(ctx: StepContext): Promise<StepOutcome>;
   destroy(ctx: StepContext): Promise<StepOutcome>;
   import(ctx: StepContext): Promise<StepOutcome>;
+}
+
+/**
+ * The bytes of the plan an apply or destroy executes: the ones this attempt's preview made when their SHA-256 is
+ * the plan's, else downloaded from the server (and checked against it there).
+ */
+export async function planBytes(ctx: StepContext, ref: PlanRef): Promise<Uint8Array> {
+  if (ref.bytes && sha256Of(ref.bytes).hex === ref.sha256.toLowerCase()) return ref.bytes;
+  return ctx.job.downloadArtifact(ref.artifactId, ref.sha256);
 }
 
 /** The operation's preview plans a destroy. */

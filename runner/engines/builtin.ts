@@ -23,7 +23,7 @@ import { secretReferences } from "../../lib/secrets";
 import { localRootFor } from "../local-root";
 import { RemoteStateBackend, withStateLock } from "../remote-state";
 import { translateUiLine, type TranslateContext } from "../translate";
-import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { reportOutputs } from "./outputs";
 
 /**
@@ -123,7 +123,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const summary: Record<string, unknown> = { ...counts, applyable: saved.applyable, deleteOperationsComputed: saved.delete_operations_computed };
       if (skipped_deletes) summary.skippedDeletes = skipped_deletes;
       if (replacements) summary.replacements = replacements;
-      return { ok: true, plan: { artifactId: artifact.artifactId, sha256: result.checksum, summary } };
+      return { ok: true, plan: { artifactId: artifact.artifactId, sha256: result.checksum, summary, bytes: result.bytes } };
     } catch (err) {
       return failure(err);
     }
@@ -197,7 +197,7 @@ export class BuiltinAdapter implements EngineAdapter {
 
 /** The reviewed plan, downloaded and checked against the checksum the reviewer approved and against the step. */
 async function reviewedPlan(ctx: StepContext, ref: NonNullable<StepContext["plan"]>, destroy: boolean): Promise<SavedPlan> {
-  const bytes = await ctx.job.downloadArtifact(ref.artifactId, ref.sha256);
+  const bytes = await planBytes(ctx, ref);
   if (planChecksum(bytes) !== ref.sha256) throw new Error(`The plan artifact does not match the reviewed checksum ${ref.sha256}; nothing was applied. Run a new preview.`);
   const saved = decodePlan(bytes);
   ctx.redactor.add(sensitiveValues(saved, reviewOptions(ctx)));

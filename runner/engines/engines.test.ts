@@ -9,6 +9,8 @@ import { RemoteStateBackend } from "../remote-state";
 import { startRunnerConsole, type RunnerConsole } from "../test/console";
 import { tempDir } from "../test/helpers";
 import { StateLockedError } from "../../engine/index";
+import { artifacts } from "../../db/schema";
+import { eq } from "drizzle-orm";
 import type { StepContext } from "./adapter";
 import { PulumiAdapter, PulumiOutputReader } from "./pulumi";
 import { BuiltinAdapter } from "./builtin";
@@ -233,5 +235,26 @@ describe("builtin adapter: the reviewed plan", () => {
     const after = await c.state(component);
     expect(after.lock).toBeNull();
     expect(after.state?.resources.map((r) => `${r.type}.${r.name}`)).toEqual(["terraform_data.a"]);
+  });
+
+  it("the apply of this attempt's own preview executes the bytes that preview made, checked against the plan's checksum, without downloading them", async () => {
+    const { job, component } = await claimedJob();
+    const ctx = await ctxWithPath([], { job, step: "preview" });
+    ctx.input = { ...ctx.input, module: { ...ctx.input.module, provisioner: "builtin" } };
+    await writeFile(path.join(ctx.moduleDir, "main.tf"), 'resource "terraform_data" "a" {\n  input = "one"\n}\n');
+    const adapter = new BuiltinAdapter();
+    const previewed = await adapter.preview(ctx);
+    if (!previewed.ok || !previewed.plan?.bytes) throw new Error(`preview failed or kept no bytes: ${JSON.stringify(previewed)}`);
+    const { artifactId, sha256, bytes } = previewed.plan;
+    // The stored plan is gone: an apply that downloads it fails; one holding the preview's bytes needs nothing from the server.
+    await c.t.db.delete(artifacts).where(eq(artifacts.id, artifactId));
+    expect(await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256 } })).toEqual({ ok: false, reason: expect.stringMatching(/404|not found/i) });
+    // Bytes that are not the plan the checksum names are not used: the apply downloads (and here finds nothing).
+    const other = new TextEncoder().encode('{"not":"this plan"}');
+    expect(await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256, bytes: other } })).toEqual({ ok: false, reason: expect.stringMatching(/404|not found/i) });
+    expect(await c.state(component)).toEqual({ state: null, lock: null });
+
+    expect(await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256, bytes } })).toEqual({ ok: true });
+    expect((await c.state(component)).state?.resources.map((r) => `${r.type}.${r.name}`)).toEqual(["terraform_data.a"]);
   });
 });

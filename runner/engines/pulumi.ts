@@ -3,7 +3,7 @@ import path from "node:path";
 import { engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION } from "../../lib/runner-protocol";
 import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
-import { failure, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
@@ -124,8 +124,9 @@ export class PulumiAdapter implements EngineAdapter {
       else await this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview");
       if (destroy) return { ok: true };
       const { readFile } = await import("node:fs/promises");
-      const artifact = await ctx.job.uploadArtifact("plan", "pulumi-plan.json", await readFile(planFile));
-      return { ok: true, plan: { ...artifact, summary: {} } };
+      const bytes = await readFile(planFile);
+      const artifact = await ctx.job.uploadArtifact("plan", "pulumi-plan.json", bytes);
+      return { ok: true, plan: { ...artifact, summary: {}, bytes } };
     } catch (err) {
       return failure(err);
     }
@@ -138,7 +139,7 @@ export class PulumiAdapter implements EngineAdapter {
       const args = ["up", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)];
       if (ctx.plan) {
         const planFile = path.join(ctx.workDir, "pulumi-plan.json");
-        await writePrivateFile(planFile, await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256));
+        await writePrivateFile(planFile, await planBytes(ctx, ctx.plan));
         args.push("--plan", planFile);
       }
       await this.run(ctx, args, "pulumi up");

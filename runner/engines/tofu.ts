@@ -6,7 +6,7 @@ import { engineCannotProtectPlan } from "../../lib/delete-protection";
 import { writePrivateFile } from "../private-files";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
-import { failure, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
 
@@ -157,7 +157,7 @@ export class TofuAdapter implements EngineAdapter {
       });
       const bytes = await readFile(this.planFile(ctx));
       const artifact = await ctx.job.uploadArtifact("plan", "plan.tfplan", bytes);
-      return { ok: true, plan: { ...artifact, summary } };
+      return { ok: true, plan: { ...artifact, summary, bytes } };
     } catch (err) {
       return failure(err);
     }
@@ -181,8 +181,7 @@ export class TofuAdapter implements EngineAdapter {
       if (!this.binary(ctx.env)) throw new Error(INSTALL[this.name]);
       await this.withState(ctx, destroy ? "OperationTypeDestroy" : "OperationTypeApply", async () => {
         if (ctx.plan) {
-          const bytes = await ctx.job.downloadArtifact(ctx.plan.artifactId, ctx.plan.sha256);
-          await writePrivateFile(this.planFile(ctx), bytes);
+          await writePrivateFile(this.planFile(ctx), await planBytes(ctx, ctx.plan));
         } else if (protect) {
           // No reviewed plan (preview turned off): make one, so it can be checked before anything changes.
           const args = ["plan", "-json", "-input=false", `-out=${this.planFile(ctx)}`, ...(ctx.input.policy.skipRefresh ? ["-refresh=false"] : [])];
