@@ -217,15 +217,21 @@ describe("remote state backend (against the real server's state routes)", () => 
 });
 
 describe("builtin adapter: the reviewed plan", () => {
-  it("an apply whose plan does not match the reviewed checksum applies nothing and releases the state lock it took meanwhile; the reviewed plan then applies", async () => {
+  /** A claimed job's builtin preview of one terraform_data resource: its context, the adapter, and the plan it made (with its bytes). */
+  async function previewedOne() {
     const { job, component } = await claimedJob();
     const ctx = await ctxWithPath([], { job, step: "preview" });
     ctx.input = { ...ctx.input, module: { ...ctx.input.module, provisioner: "builtin" } };
     await writeFile(path.join(ctx.moduleDir, "main.tf"), 'resource "terraform_data" "a" {\n  input = "one"\n}\n');
     const adapter = new BuiltinAdapter();
     const previewed = await adapter.preview(ctx);
-    if (!previewed.ok || !previewed.plan) throw new Error(`preview failed: ${JSON.stringify(previewed)}`);
-    const { artifactId, sha256 } = previewed.plan;
+    if (!previewed.ok || !previewed.plan?.bytes) throw new Error(`preview failed or kept no plan bytes: ${previewed.ok ? "no bytes" : previewed.reason}`);
+    return { ctx, adapter, component, plan: previewed.plan };
+  }
+
+  it("an apply whose plan does not match the reviewed checksum applies nothing and releases the state lock it took meanwhile; the reviewed plan then applies", async () => {
+    const { ctx, adapter, component, plan } = await previewedOne();
+    const { artifactId, sha256 } = plan;
 
     const tampered = await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256: "0".repeat(64) } });
     expect(tampered).toEqual({ ok: false, reason: expect.stringContaining("nothing was applied") });
@@ -238,14 +244,8 @@ describe("builtin adapter: the reviewed plan", () => {
   });
 
   it("the apply of this attempt's own preview executes the bytes that preview made, checked against the plan's checksum, without downloading them", async () => {
-    const { job, component } = await claimedJob();
-    const ctx = await ctxWithPath([], { job, step: "preview" });
-    ctx.input = { ...ctx.input, module: { ...ctx.input.module, provisioner: "builtin" } };
-    await writeFile(path.join(ctx.moduleDir, "main.tf"), 'resource "terraform_data" "a" {\n  input = "one"\n}\n');
-    const adapter = new BuiltinAdapter();
-    const previewed = await adapter.preview(ctx);
-    if (!previewed.ok || !previewed.plan?.bytes) throw new Error(`preview failed or kept no bytes: ${JSON.stringify(previewed)}`);
-    const { artifactId, sha256, bytes } = previewed.plan;
+    const { ctx, adapter, component, plan } = await previewedOne();
+    const { artifactId, sha256, bytes } = plan;
     // The stored plan is gone: an apply that downloads it fails; one holding the preview's bytes needs nothing from the server.
     await c.t.db.delete(artifacts).where(eq(artifacts.id, artifactId));
     expect(await adapter.apply({ ...ctx, step: "apply", plan: { artifactId, sha256 } })).toEqual({ ok: false, reason: expect.stringMatching(/404|not found/i) });
