@@ -220,19 +220,21 @@ describe("s3 lock on ConditionalWriteFake (a fake proxy to s3rver that enforces 
     const doc = (lineage: string) => storedStateOf(new TextEncoder().encode(JSON.stringify({ version: 4, serial: 1, lineage, resources: [] })));
     const store = open(fake!.endpoint);
     const other = open(fake!.endpoint);
-    await other.enforcesConditionalWrites(); // its probe's own 412 is not counted below
-    expect(await store.create!(key, doc("first"))).toBe(true);
-    expect(await store.create!(key, doc("second"))).toBe(false);
-    // The other writer goes first, just before this create's PUT: only If-None-Match can refuse it.
+    // The other writer goes first, just before this create's PUT, once armed below: only If-None-Match can refuse it.
+    // (Added before the store's first request: a client builds each command's middleware chain once.)
     const raced = `${randomUUID()}.tfstate`;
-    let wrote = false;
+    let armed = false;
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === "PutObjectCommand" && !wrote) (wrote = true), expect(await other.create!(raced, doc("other"))).toBe(true);
+        if (context.commandName === "PutObjectCommand" && armed) (armed = false), expect(await other.create!(raced, doc("other"))).toBe(true);
         return next(args);
       },
       { step: "finalizeRequest", name: "otherGoesFirst" },
     );
+    await other.enforcesConditionalWrites(); // its probe's own 412 is not counted below
+    expect(await store.create!(key, doc("first"))).toBe(true);
+    expect(await store.create!(key, doc("second"))).toBe(false);
+    armed = true;
     const before = fake!.preconditionFailures;
     expect(await store.create!(raced, doc("late"))).toBe(false);
     expect(fake!.preconditionFailures).toBe(before + 1);
