@@ -199,6 +199,26 @@ export const stepFinishRequest = z.object({
 /** A step's saved plan as the job keeps it: the artifact, its checksum, and the counts the step reported. */
 export type StepPlanRef = NonNullable<z.infer<typeof stepFinishRequest>["plan"]>;
 
+/**
+ * The review rendition of an engine plan the console cannot read itself (OpenTofu's and Terraform's binary plans,
+ * Pulumi's): uploaded by the preview step as an artifact of kind plan_review, bound to the plan by its checksum. It
+ * lists what the plan changes — addresses, types and actions in the builtin engine's words, no values — so the plan
+ * review (and whoever approves it) sees the same counts and operations as for a builtin plan.
+ */
+export const planReviewRenditionSchema = z.object({
+  planton_plan_review: z.literal(1),
+  /** SHA-256 (hex) of the plan artifact this describes. */
+  plan_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  engine: z.string(),
+  operation: z.enum(["plan", "destroy"]),
+  state_lineage: z.string().nullable(),
+  state_serial: z.number().int().nullable(),
+  /** False when refresh was skipped: deletes of things already gone could not be computed. */
+  delete_operations_computed: z.boolean(),
+  resource_changes: z.array(z.object({ address: z.string(), type: z.string(), action: z.string() })),
+});
+export type PlanReviewRendition = z.infer<typeof planReviewRenditionSchema>;
+
 /** What the runner does next: run the following step, stop (job paused for approval, cancelled, or done). */
 export interface StepFinishResponse {
   next: "continue" | "stop";

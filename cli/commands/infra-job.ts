@@ -63,10 +63,11 @@ function notExecutedLine(plan: PlanReview): string {
 function printPlanCounts(plan: PlanReview): void {
   const counts = Object.entries(plan.counts.byAction);
   out(`Plan of job ${plan.jobId}: sha256 ${c.bold(plan.checksum)} (${plan.verification === "verified" ? c.green("verified") : c.red("checksum mismatch")})`);
-  out(`  Changes: ${counts.length ? counts.map(([a, n]) => `${n} to ${a}`).join(", ") : "none"}`);
+  out(`  Changes: ${!plan.changesListed ? c.yellow("not listed (see below)") : counts.length ? counts.map(([a, n]) => `${n} to ${a}`).join(", ") : "none"}`);
   if (plan.deletesNotExecuted) out(c.yellow(`  ${notExecutedLine(plan)}`));
   if (plan.destroy) out("  This is a destroy: it deletes everything, whatever the delete protection.");
-  if (!plan.deleteOperationsComputed) out(c.yellow("  Deletes were not computed: the plan could not enumerate what exists, so “no deletes” is not known."));
+  // The review's notes say why counts may not be the whole story (deletes not computed, changes not listed).
+  for (const note of plan.notes) out(c.yellow(`  ${note}`));
 }
 
 export function infraJobCommand(): Command {
@@ -218,7 +219,7 @@ export function infraJobCommand(): Command {
       out(`  Checksum:  sha256 ${plan.checksum} — ${plan.verification === "verified" ? c.green("verified") : c.red("MISMATCH: do not approve")}`);
       out(`  State:     lineage ${plan.state.lineage ?? "(none yet)"}, serial ${plan.state.serial ?? "(none yet)"}`);
       const byAction = Object.entries(plan.counts.byAction);
-      out(`  Changes:   ${byAction.length ? byAction.map(([a, n]) => `${a} ${n}`).join(", ") : "none"}`);
+      out(`  Changes:   ${!plan.changesListed ? c.yellow("not listed (see the note below)") : byAction.length ? byAction.map(([a, n]) => `${a} ${n}`).join(", ") : "none"}`);
       for (const [kind, counts] of Object.entries(plan.counts.byKind)) out(`             ${kind}: ${Object.entries(counts).map(([a, n]) => `${a} ${n}`).join(", ")}`);
       out(
         plan.deleteOperationsComputed
@@ -232,7 +233,8 @@ export function infraJobCommand(): Command {
       }
       for (const note of plan.notes) out(c.yellow(`  Note:      ${note}`));
       out(c.bold("Operations, in order:"));
-      if (!plan.operations.length) out("  No changes.");
+      if (!plan.changesListed) out(c.yellow("  Not listed: see the note above."));
+      else if (!plan.operations.length) out("  No changes.");
       for (const op of plan.operations) {
         out(`  ${actionColor(op.action)(`${glyphOf(op.action)} ${op.address}`)} (${op.action})${op.executes ? "" : c.yellow(` ${NOT_EXECUTED}`)}`);
         if (op.notExecuted) out(c.dim(`      ${op.notExecuted.message}`));

@@ -93,7 +93,13 @@ function ApproveDialog({ job, manualStart, onClose }: { job: ApprovableJob; manu
         p && (
           <div className="space-y-3 text-sm">
             <div className="flex flex-wrap gap-2" aria-label="Plan counts">
-              {byAction.length === 0 && <span className="text-slate-600">{held.length ? "Nothing to apply; held back:" : "No changes: the apply will change nothing."}</span>}
+              {!p.changesListed ? (
+                <span className="font-medium text-amber-800" data-testid="changes-not-listed">
+                  Changes not listed: see the note below.
+                </span>
+              ) : (
+                byAction.length === 0 && <span className="text-slate-600">{held.length ? "Nothing to apply; held back:" : "No changes: the apply will change nothing."}</span>
+              )}
               {byAction.map(([action, n]) => (
                 <span key={action} className="rounded-md bg-slate-100 px-2 py-1 font-medium" data-action={action}>
                   <span className={`font-mono ${actionLook(action).className}`}>{actionLook(action).symbol}</span> {n} to {action}

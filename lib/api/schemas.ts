@@ -214,6 +214,9 @@ export const planReviewSchema = z
     destroy: z.boolean().meta({ description: "A destroy plan deletes everything; delete protection holds none of it back" }),
     state: z.object({ lineage: z.string().nullable(), serial: z.number().int().nullable() }),
     notes: z.array(z.string()),
+    changesListed: z.boolean().meta({
+      description: "False when the plan's changes could not be read (an engine's own plan format with no review rendition of it): the counts and operations are then empty, which does not mean no changes",
+    }),
     counts: z.object({ byAction: counts, byKind: z.record(z.string(), counts), notExecuted: counts }),
     deleteOperationsComputed: z.boolean(),
     deletesNotExecuted: z.number().int().meta({ description: "Deletes and replaces shown but not carried out (delete protection)" }),

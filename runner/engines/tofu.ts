@@ -3,6 +3,7 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { StateV4 } from "../../engine/index";
 import { engineCannotProtectPlan } from "../../lib/delete-protection";
+import type { PlanReviewRendition } from "../../lib/runner-protocol";
 import { writePrivateFile } from "../private-files";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
@@ -19,6 +20,44 @@ const INSTALL: Record<"tofu" | "terraform", string> = {
 export const VARIABLES_FILE = "planton.auto.tfvars.json";
 
 const ENGINE_NAME: Record<"tofu" | "terraform", string> = { tofu: "OpenTofu", terraform: "Terraform" };
+
+/** One change of `tofu show -json <planfile>` (OpenTofu's and Terraform's documented JSON plan), as far as the review reads it. */
+interface ShownChange {
+  address: string;
+  type: string;
+  previous_address?: string;
+  change?: { actions?: string[]; importing?: unknown };
+}
+
+/** A change's actions in the builtin engine's words (engine/types.ts ChangeAction). */
+export function reviewAction(c: ShownChange): string {
+  const actions = c.change?.actions ?? [];
+  if (actions.includes("delete") && actions.includes("create")) return "replace";
+  const [only] = actions;
+  if (only === "no-op" || only === undefined) return c.change?.importing ? "import" : c.previous_address && c.previous_address !== c.address ? "move" : "noop";
+  return only;
+}
+
+/**
+ * The review rendition of a binary plan (lib/runner-protocol.ts planReviewRenditionSchema) from its `show -json`
+ * document: addresses, types and actions only — the document's before and after values, which may hold secrets, are
+ * left behind.
+ */
+export function reviewRendition(
+  shown: { resource_changes?: ShownChange[] },
+  plan: { sha256: string; engine: string; destroy: boolean; refreshed: boolean; state: Pick<StateV4, "lineage" | "serial"> | null },
+): PlanReviewRendition {
+  return {
+    planton_plan_review: 1,
+    plan_sha256: plan.sha256,
+    engine: plan.engine,
+    operation: plan.destroy ? "destroy" : "plan",
+    state_lineage: plan.state?.lineage ?? null,
+    state_serial: plan.state?.serial ?? null,
+    delete_operations_computed: plan.refreshed,
+    resource_changes: (shown.resource_changes ?? []).map((c) => ({ address: c.address, type: c.type, action: reviewAction(c) })),
+  };
+}
 
 /** The addresses a plan (`tofu show -json <planfile>`) deletes, alone or as half of a replace. */
 export function plannedDeletes(plan: { resource_changes?: { address: string; change?: { actions?: string[] } }[] }): string[] {
@@ -66,7 +105,7 @@ export class TofuAdapter implements EngineAdapter {
    * The state (from whatever backend, through the runner API) reaches the CLI as a local
    * terraform.tfstate: taken (under the lock) before the command and written back after it.
    */
-  private async withState<T>(ctx: StepContext, operation: string, fn: () => Promise<T>): Promise<T> {
+  private async withState<T>(ctx: StepContext, operation: string, fn: (state: StateV4 | null) => Promise<T>): Promise<T> {
     const backend = new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
     const lock = await backend.lock({ Operation: operation });
     const file = path.join(ctx.moduleDir, "terraform.tfstate");
@@ -75,7 +114,7 @@ export class TofuAdapter implements EngineAdapter {
       if (state) await writePrivateFile(file, JSON.stringify(state));
       const before = state ? JSON.stringify(state) : "";
       try {
-        return await fn();
+        return await fn(state);
       } finally {
         const after = await readFile(file, "utf8").catch(() => "");
         if (after && after !== before) await backend.put(JSON.parse(after) as StateV4);
@@ -151,16 +190,40 @@ export class TofuAdapter implements EngineAdapter {
       const summary: Record<string, unknown> = {};
       // The plan's counts come from its change_summary line.
       const seen: StepContext = { ...ctx, emit: (e) => (e.type === "summary" && Object.assign(summary, e.payload), ctx.emit(e)) };
-      await this.withState(ctx, "OperationTypePlan", async () => {
+      const state = await this.withState(ctx, "OperationTypePlan", async (prior) => {
         const { code } = await this.run(seen, args, { command });
         if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
+        return prior;
       });
       const bytes = await readFile(this.planFile(ctx));
       const artifact = await ctx.job.uploadArtifact("plan", "plan.tfplan", bytes);
+      await this.uploadReview(ctx, { sha256: artifact.sha256, destroy: plansDestroy(ctx.input), state });
       return { ok: true, plan: { ...artifact, summary, bytes } };
     } catch (err) {
       return failure(err);
     }
+  }
+
+  /**
+   * The plan's review rendition, from `show -json` of the plan file: the console cannot read a binary plan, and
+   * without it the plan review (and its approver) would see no changes. A `show` that fails leaves the review saying
+   * the changes could not be listed; the preview itself stands.
+   */
+  private async uploadReview(ctx: StepContext, plan: { sha256: string; destroy: boolean; state: StateV4 | null }): Promise<void> {
+    const { code, stdout } = await runCli(this.binary(ctx.env)!, ["show", "-json", this.planFile(ctx)], { cwd: ctx.moduleDir, env: ctx.env, signal: ctx.signal });
+    let shown: { resource_changes?: ShownChange[] } | null = null;
+    try {
+      shown = code === 0 ? JSON.parse(stdout) : null;
+    } catch {
+      // not JSON: as a failed show
+    }
+    if (!shown) {
+      ctx.emit({ type: "log", payload: { line: `${this.name} show -json could not read the plan (exit code ${code}): its review will not list the changes; they are in the plan output above.`, stream: "stderr" } });
+      return;
+    }
+    // Every secret value the runner knows is replaced, as in the builtin engine's review (a for_each key can be one).
+    const review = ctx.redactor.value(reviewRendition(shown, { ...plan, engine: this.name, refreshed: !ctx.input.policy.skipRefresh }));
+    await ctx.job.uploadArtifact("plan_review", "plan.review.json", new TextEncoder().encode(JSON.stringify(review)));
   }
 
   /**

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { rowsOf, type Queryable } from "@/db/client";
 import { approvals, artifacts, connections, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import type { NotExecuted } from "@/lib/delete-protection";
-import { JOB_RESULTS, JOB_STATUSES, OPERATIONS } from "@/lib/runner-protocol";
+import { JOB_RESULTS, JOB_STATUSES, OPERATIONS, planReviewRenditionSchema } from "@/lib/runner-protocol";
 import type { Role } from "@/lib/roles";
 import { routeSentence, type JobRoute } from "@/lib/runner-routing";
 import { shownConnectionConfig } from "@/lib/catalog";
@@ -228,6 +228,34 @@ interface PlanChange {
   not_executed?: NotExecuted;
 }
 
+/** What the review reads of a plan: the builtin engine's SavedPlan, or an engine's review rendition (PlanReviewRendition). */
+type ReviewablePlan = {
+  planton_plan_format?: number;
+  state_lineage?: string | null;
+  state_serial?: number | null;
+  delete_operations_computed?: boolean;
+  resource_changes?: PlanChange[];
+  operation?: string;
+};
+
+function jsonOrNull(bytes: Buffer | Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** The job's review rendition of the plan with this checksum (the latest, if a retried step sent more than one), or null. */
+async function reviewRendition(db: Queryable, jobId: string, planSha256: string): Promise<ReviewablePlan | null> {
+  const rows = await db.select().from(artifacts).where(and(eq(artifacts.jobId, jobId), eq(artifacts.kind, "plan_review"))).orderBy(desc(artifacts.createdAt));
+  for (const row of rows) {
+    const doc = planReviewRenditionSchema.safeParse(jsonOrNull(artifactBytes(row)));
+    if (doc.success && doc.data.plan_sha256 === planSha256) return doc.data;
+  }
+  return null;
+}
+
 /**
  * The review document of a job's saved plan (runs-and-plans-api.md): checksum and its verification,
  * the state it was made against, counts by action and kind, whether deletes were computed, how many
@@ -247,11 +275,16 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
   const notes: string[] = [];
   const verified = actual === ref.sha256 && actual === art.sha256;
   if (!verified) notes.push(`The stored plan's SHA-256 is ${actual}, but the preview recorded ${ref.sha256}: do not approve it; run the preview again.`);
-  let plan: { state_lineage?: string | null; state_serial?: number | null; delete_operations_computed?: boolean; resource_changes?: PlanChange[]; operation?: string } = {};
-  try {
-    plan = JSON.parse(bytes.toString("utf8"));
-  } catch {
-    notes.push("The plan is not a builtin-engine JSON plan; counts and operations are not available.");
+  let plan = jsonOrNull(bytes) as ReviewablePlan | null;
+  // The builtin engine's plan is read as is. OpenTofu's and Terraform's plans are binary and Pulumi's is its own
+  // format: their runner sends a review rendition (kind plan_review) naming the plan's checksum, read instead.
+  if (plan?.planton_plan_format === undefined) plan = await reviewRendition(db, id, ref.sha256);
+  const changesListed = plan !== null;
+  if (!plan) {
+    plan = {};
+    notes.push(
+      "This plan's changes could not be listed: it is not a builtin-engine plan and its runner sent no review of it. No counts below does not mean no changes — read the preview's log (the engine's own plan output) before approving.",
+    );
   }
   const operations = (plan.resource_changes ?? [])
     .filter((c) => c.action !== "noop")
@@ -264,7 +297,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
     (byKind[o.type] ??= {})[o.action] = (byKind[o.type]?.[o.action] ?? 0) + 1;
     if (!o.executes) notExecuted[o.action] = (notExecuted[o.action] ?? 0) + 1;
   }
-  if (plan.delete_operations_computed === false) notes.push("Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.");
+  if (changesListed && plan.delete_operations_computed === false) notes.push("Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.");
   return {
     jobId: id,
     artifactId: art.id,
@@ -274,8 +307,9 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
     destroy: plan.operation === "destroy",
     state: { lineage: plan.state_lineage ?? null, serial: plan.state_serial ?? null },
     notes,
+    changesListed,
     counts: { byAction, byKind, notExecuted },
-    deleteOperationsComputed: plan.delete_operations_computed !== false,
+    deleteOperationsComputed: changesListed && plan.delete_operations_computed !== false,
     /** Deletes and replaces the plan shows but apply leaves out (delete protection). */
     deletesNotExecuted: operations.filter((o) => !o.executes).length,
     /** Each replacement deletes its object before creating the new one. */
