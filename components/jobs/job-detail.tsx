@@ -228,7 +228,12 @@ export function JobDetail({ id }: { id: string }) {
                   <Tbody>
                     {j.attempts.map((a) => (
                       <tr key={a.id}>
-                        <Td>{a.runnerName ?? a.runnerId}</Td>
+                        <Td>
+                          {a.runnerName ?? a.runnerId}
+                          <div className="font-mono text-xs text-slate-500" title="The job-scoped credential this attempt ran with">
+                            {a.credentialId}
+                          </div>
+                        </Td>
                         <Td title={new Date(a.startedAt).toLocaleString()}>{new Date(a.startedAt).toLocaleTimeString()}</Td>
                         <Td>{a.endedAt ? new Date(a.endedAt).toLocaleTimeString() : <span className="text-sky-700">running</span>}</Td>
                         <Td className="font-mono">{a.exitCode ?? "—"}</Td>

@@ -161,7 +161,12 @@ export const approvalSchema = z
   .meta({ id: "Approval" });
 
 export const runnerAttemptSchema = z
-  .object({ id: z.string(), runnerId: z.string(), runnerName: z.string().nullable(), startedAt: timestamp, endedAt: timestamp.nullable(), exitCode: z.number().int().nullable(), reason: z.string().nullable() })
+  .object({
+    id: z.string(),
+    runnerId: z.string(),
+    runnerName: z.string().nullable(),
+    credentialId: z.string().meta({ description: "The job-scoped credential this attempt ran with (its id; the credential itself is never answered)" }),
+    startedAt: timestamp, endedAt: timestamp.nullable(), exitCode: z.number().int().nullable(), reason: z.string().nullable() })
   .meta({ id: "RunnerAttempt" });
 
 /** One job with everything it keeps (but its IaC input, read on its own). */

@@ -246,7 +246,12 @@ describe("Infra Jobs, end to end", () => {
     for (const j of done) {
       expect(j.result, `${j.id}: ${j.reason}`).toBe("succeeded");
       expect(j.attempts).toHaveLength(1);
+      // Each attempt names the job-scoped credential it ran with (its id, never the credential).
+      const [row] = await t.db.select().from(runnerAttempts).where(eq(runnerAttempts.jobId, j.id));
+      expect(j.attempts[0]).toMatchObject({ id: row.id, credentialId: row.credentialId });
+      expect(row.credentialId).toMatch(/^jcr_/);
     }
+    expect(new Set(done.map((j) => j.attempts[0].credentialId)).size).toBe(done.length);
   });
 
   it("a runner killed mid-apply is declared lost, loses nothing it finished (its state changes are compacted), its lock released, and the next job on the component succeeds on the intact state", async () => {
