@@ -1,4 +1,5 @@
-import { chmod, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, readFile, rm, stat, writeFile } from "node:fs/promises";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cancelJob } from "../server/services/jobs/cancel-job";
@@ -10,8 +11,8 @@ import { catalogKinds, runners as runnersTable } from "../db/schema";
 import { createConnection, setConnectionAuthorizations } from "../server/services/settings/connections";
 import { and, eq } from "drizzle-orm";
 import type { ClaimResponse } from "../lib/runner-protocol";
-import type { RunnerClient } from "./client";
-import { runJob, type JobRunOptions } from "./job-run";
+import { RunnerClient } from "./client";
+import { runJob, STATE_BACKUPS, type JobRunOptions } from "./job-run";
 import { createLogger } from "./log";
 import { RemoteStateBackend } from "./remote-state";
 import { startRunnerConsole, type RunnerConsole } from "./test/console";
@@ -40,6 +41,30 @@ const capture = () => {
   const lines: { msg: string }[] = [];
   return { lines, log: createLogger({}, (l) => lines.push(JSON.parse(l))), saw: (msg: string) => lines.some((l) => l.msg === msg) };
 };
+/** A TCP relay between a runner and the console that the test cuts, as a network that drops would. */
+async function relay(target: string) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(Number(port), hostname);
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => {});
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    cut: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
 /** A slow-module component whose update has applied, so its gate is in state for a refresh to read. */
 async function appliedSlow(name: string) {
   await c.component(name, "dev", "TestSlow", { name });
@@ -288,6 +313,32 @@ describe("a claimed builtin job, run against the real server", () => {
     expect(events).not.toContain(SECRET);
     expect(events).not.toContain(KEY_ID);
     expect(events).toContain("using key ");
+  });
+
+  it("a final state save that fails (the network to the console drops mid-apply) keeps the state the apply reached on the runner's host, 0600, and says where", async () => {
+    await c.component("cut-off", "dev", "TestSlow", { name: "cut-off" });
+    const link = await relay(c.server.url);
+    const retry = { attempts: 2, baseMs: 5, maxMs: 10 };
+    const cutOff = await c.newRunner("cut-off", retry);
+    const client = new RunnerClient(link.url, cutOff.token, retry);
+    await c.run("cut-off", "update");
+    c.gates.hold("cut-off");
+    const { log, lines } = capture();
+    const running = run(await c.claimNext(client), { runner: client, log });
+    await c.gates.held("cut-off");
+    await link.cut();
+    c.gates.release("cut-off");
+    const r = await running;
+    expect(r.exitCode).toBe(1);
+    const kept = lines.find((l) => l.msg === "the final state save failed; the state this step reached is kept on this host") as { msg: string; step?: string; file?: string } | undefined;
+    expect(kept, JSON.stringify(lines.slice(-10))).toMatchObject({ step: "apply", file: expect.stringContaining(path.join(workRoot, STATE_BACKUPS)) });
+    // What the apply reached — all three resources, the two after the cut included — readable by the runner's user only.
+    const state = JSON.parse(await readFile(kept!.file!, "utf8")) as { resources: { type: string; name: string }[] };
+    expect(state.resources.map((x) => `${x.type}.${x.name}`).sort()).toEqual(["local_file.after", "local_file.first", "plantontest_gate.wait"]);
+    expect((await stat(kept!.file!)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.join(workRoot, STATE_BACKUPS))).mode & 0o777).toBe(0o700);
+    // The attempt's own workspace is gone; the backup is not.
+    expect(await readFile(path.join(c.infraRoot, "slow", "cut-off", "after.txt"), "utf8")).toMatch(/^after /);
   });
 
   it("under delete protection an update shows planned deletes as not executed and counts them as skipped", async () => {

@@ -32,6 +32,9 @@ export function adapterFor(provisioner: ClaimResponse["input"]["module"]["provis
   }
 }
 
+/** The folder under a runner's work root where a state whose final save failed is kept. */
+export const STATE_BACKUPS = "state-backups";
+
 export interface JobRunOptions {
   runner: RunnerClient;
   /** Folder under which each job gets its own workspace. */
@@ -69,6 +72,8 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
   });
   const workDir = path.join(opts.workRoot, `${claim.job.id}-${attemptId}`.replace(/[^A-Za-z0-9_.-]/g, "_"));
   const moduleDir = path.join(workDir, "module");
+  // Outside the attempt's workspace, which is removed when the attempt ends (adapter.ts finalStateSave).
+  const stateBackupDir = path.join(opts.workRoot, STATE_BACKUPS);
   const adapter = opts.adapter ?? adapterFor(input.module.provisioner);
   const hardStop = opts.hardStop ?? new AbortController().signal;
   const result: JobRunResult = { exitCode: 0, reason: "", steps: [] };
@@ -153,7 +158,7 @@ export async function runJob(claim: ClaimResponse, opts: JobRunOptions): Promise
       let outcome: StepOutcome;
       try {
         const { variables, env } = await prepare();
-        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, variables, plan, job, emit, redactor, log, signal: hardStop, env, tracer: engineTracer(stepSpan) };
+        const ctx: StepContext = { input, step, attemptId, moduleDir, workDir, stateBackupDir, variables, plan, job, emit, redactor, log, signal: hardStop, env, tracer: engineTracer(stepSpan) };
         outcome = await runStep(adapter, step, ctx);
       } catch (err) {
         outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };

@@ -1,10 +1,13 @@
 // One interface every engine implements; one file per engine beside this one.
-import type { EngineTracer } from "../../engine/index";
+import os from "node:os";
+import path from "node:path";
+import type { EngineTracer, StateV4 } from "../../engine/index";
 import { sha256Of } from "../../lib/artifacts";
 import type { IacInput, StepName } from "../../lib/runner-protocol";
 import type { JobClient } from "../client";
 import type { EventDraft } from "../events";
 import type { Logger } from "../log";
+import { privateFolder, writePrivateFile } from "../private-files";
 import type { Redactor } from "../redact";
 
 export interface PlanRef {
@@ -24,8 +27,10 @@ export interface StepContext {
   attemptId: string;
   /** The module's files, written and verified. */
   moduleDir: string;
-  /** This attempt's scratch folder (plan files, local state copies). */
+  /** This attempt's scratch folder (plan files, local state copies), removed when the attempt ends. */
   workDir: string;
+  /** Where a state whose final save to the backend failed is kept (finalStateSave): outlives the attempt. */
+  stateBackupDir: string;
   /** Variables with every `$secret/…` reference resolved (the redactor knows those values). */
   variables: Record<string, unknown>;
   /** The plan apply/destroy must execute: this attempt's preview, or the approved one. */
@@ -72,4 +77,28 @@ export function plansDestroy(input: IacInput): boolean {
 
 export function failure(err: unknown): { ok: false; reason: string } {
   return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * A step's final state save. When it fails, the state the engine reached is not lost with the attempt's workspace:
+ * it is written to the runner's state backups (0600, like OpenTofu's errored.tfstate), the runner's log says where,
+ * and the step fails saying so — an operator compares it with what really exists before the component's next job.
+ */
+export async function finalStateSave(ctx: StepContext, state: StateV4 | null, save: () => Promise<void>): Promise<void> {
+  try {
+    await save();
+  } catch (err) {
+    if (!state) throw err;
+    const why = err instanceof Error ? err.message : String(err);
+    const file = path.join(ctx.stateBackupDir, `${ctx.input.jobId}-${ctx.attemptId}-${ctx.step}.tfstate`.replace(/[^A-Za-z0-9_.-]/g, "_"));
+    const kept = await privateFolder(ctx.stateBackupDir)
+      .then(() => writePrivateFile(file, JSON.stringify(state, null, 2)))
+      .then(() => true, (e: unknown) => (ctx.log.error("the state could not be kept on this host either", { file, error: String(e) }), false));
+    if (!kept) throw err;
+    ctx.log.error("the final state save failed; the state this step reached is kept on this host", { step: ctx.step, file, serial: state.serial, error: why });
+    throw new Error(
+      `The final state save failed (${why}). The state this ${ctx.step} reached (serial ${state.serial}) is kept on runner host ${os.hostname()} at ${file}, readable by the runner's user only: ` +
+        `compare it with what exists before the component's next job (the changes sent during the ${ctx.step} are in the backend already).`,
+    );
+  }
 }

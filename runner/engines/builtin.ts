@@ -23,7 +23,7 @@ import { secretReferences } from "../../lib/secrets";
 import { localRootFor } from "../local-root";
 import { RemoteStateBackend, withStateLock } from "../remote-state";
 import { translateUiLine, type TranslateContext } from "../translate";
-import { failure, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { reportOutputs } from "./outputs";
 
 /**
@@ -95,7 +95,7 @@ export class BuiltinAdapter implements EngineAdapter {
         const prior = await backend.get();
         ctx.redactor.add(stateSensitiveValues(prior));
         const r = await refresh({ ...this.base(ctx), state: prior, emit });
-        if (r.changed) await backend.put(r.state);
+        if (r.changed) await finalStateSave(ctx, r.state, () => backend.put(r.state));
         return prior ? r.state : null;
       });
       if (state) await reportOutputs(ctx, state.outputs);
@@ -163,7 +163,7 @@ export class BuiltinAdapter implements EngineAdapter {
           final = r.state;
           return r;
         } finally {
-          await backend.commitJournal(step, journal, final, (line) => ctx.emit({ type: "log", payload: { line } }));
+          await finalStateSave(ctx, final, () => backend.commitJournal(step, journal, final, (line) => ctx.emit({ type: "log", payload: { line } })));
         }
       });
       if (!destroy) await reportOutputs(ctx, result.outputs);
@@ -184,7 +184,7 @@ export class BuiltinAdapter implements EngineAdapter {
       const { state } = await withStateLock(backend, "OperationTypeImport", async () => {
         const prior = await backend.get();
         const r = await importResource({ ...this.base(ctx), state: prior, emit }, target.address, target.id);
-        await backend.put(r.state);
+        await finalStateSave(ctx, r.state, () => backend.put(r.state));
         return r;
       });
       await reportOutputs(ctx, state.outputs);

@@ -40,6 +40,7 @@ async function ctxWithPath(pathDirs: string[], overrides: Partial<StepContext> =
     attemptId: "att_1",
     moduleDir,
     workDir,
+    stateBackupDir: path.join(workDir, "state-backups"),
     variables: {},
     job: new JobClient("http://127.0.0.1:9", "job_1", "jcr_x", { attempts: 1, baseMs: 1, maxMs: 1 }),
     emit: (e) => events.push(e),

@@ -70,6 +70,7 @@ async function stepContext(bin: string, step: StepContext["step"]): Promise<Step
     attemptId: "att_1",
     moduleDir,
     workDir,
+    stateBackupDir: path.join(workDir, "state-backups"),
     variables: { password: SECRET },
     job: await claimedJob(),
     emit: () => {},

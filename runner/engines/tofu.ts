@@ -7,7 +7,7 @@ import type { PlanReviewRendition } from "../../lib/runner-protocol";
 import { writePrivateFile } from "../private-files";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
-import { failure, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
 
@@ -117,7 +117,10 @@ export class TofuAdapter implements EngineAdapter {
         return await fn(state);
       } finally {
         const after = await readFile(file, "utf8").catch(() => "");
-        if (after && after !== before) await backend.put(JSON.parse(after) as StateV4);
+        if (after && after !== before) {
+          const reached = JSON.parse(after) as StateV4;
+          await finalStateSave(ctx, reached, () => backend.put(reached));
+        }
       }
     } finally {
       await backend.unlock(lock.ID);
