@@ -259,6 +259,8 @@ export interface SavedPlan {
   configuration: { files: Record<string, string> };
   /** False when refresh was skipped: deletions of things already gone could not be computed. */
   delete_operations_computed: boolean;
+  /** SHA-256 of the schemas of the providers the plan uses (providerSchemaHash); absent in plans made before it was kept. */
+  provider_schema_hash?: string;
   applyable: boolean;
   summary: ChangeSummary;
 }

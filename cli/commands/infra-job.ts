@@ -218,6 +218,7 @@ export function infraJobCommand(): Command {
       out(c.bold(`Plan of Infra Job ${plan.jobId}`));
       out(`  Checksum:  sha256 ${plan.checksum} — ${plan.verification === "verified" ? c.green("verified") : c.red("MISMATCH: do not approve")}`);
       out(`  State:     lineage ${plan.state.lineage ?? "(none yet)"}, serial ${plan.state.serial ?? "(none yet)"}`);
+      if (plan.state.providerSchemaHash) out(`  Providers: schemas sha256 ${plan.state.providerSchemaHash} (the apply refuses the plan on an engine whose differ)`);
       const byAction = Object.entries(plan.counts.byAction);
       out(`  Changes:   ${!plan.changesListed ? c.yellow("not listed (see the note below)") : byAction.length ? byAction.map(([a, n]) => `${a} ${n}`).join(", ") : "none"}`);
       for (const [kind, counts] of Object.entries(plan.counts.byKind)) out(`             ${kind}: ${Object.entries(counts).map(([a, n]) => `${a} ${n}`).join(", ")}`);

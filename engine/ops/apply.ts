@@ -7,7 +7,7 @@ import type { ApplyOptions, ApplyResult, ChangeAction, ChangeSummary, Diagnostic
 import { Ui } from "../ui-messages";
 import { diffStates, resourceKey } from "../../lib/state-delta";
 import { deepEqual, isUnknown, joinUnknowns, type Attrs, type Value } from "../values";
-import { idOf, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
+import { idOf, planSchemaHash, prepare, reportFailure, sensitivePaths, stateValues, type OperationContext } from "./context";
 import { evaluateResourceConfig, instanceScope } from "./expand";
 import { readData } from "./data-sources";
 import { configWithIgnores } from "./lifecycle";
@@ -36,6 +36,14 @@ export function assertPlanFresh(plan: SavedPlan, state: StateV4 | null): void {
   }
 }
 
+/** Refuses a plan made against other provider schemas than this engine's (a plan made before the hash was kept is not checked). */
+export function assertSameProviderSchemas(plan: SavedPlan, have: string): void {
+  if (plan.provider_schema_hash === undefined || plan.provider_schema_hash === have) return;
+  throw new StalePlanError(
+    `Saved plan was made with other provider schemas (sha256 ${plan.provider_schema_hash}) than this engine has (sha256 ${have}): the engine or its providers changed since the preview, and the plan's values may mean something else now. Run a new preview, then apply it.`,
+  );
+}
+
 /** apply: executes exactly the saved plan, persisting state after every resource. */
 export async function apply(opts: ApplyOptions, saved: SavedPlan): Promise<ApplyResult> {
   const ui = new Ui(opts.emit);
@@ -46,6 +54,7 @@ export async function apply(opts: ApplyOptions, saved: SavedPlan): Promise<Apply
     const mod = parseModule(saved.configuration.files);
     const variables = Object.fromEntries(Object.entries(saved.variables).map(([k, v]) => [k, v.value]));
     ctx = await prepare(mod, { variables, providerConfig: opts.providerConfig, parallelism: opts.parallelism }, ui);
+    assertSameProviderSchemas(saved, planSchemaHash(ctx, [...saved.resource_changes, ...saved.resource_drift]));
   } catch (err) {
     throw reportFailure(ui, err);
   }

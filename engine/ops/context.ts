@@ -4,7 +4,7 @@ import { variableValue } from "../config/variables";
 import { ConfigError, EngineError } from "../errors";
 import type { Graph } from "../graph/graph";
 import type { AttributeSchema, BlockSchema, ResourceSchema } from "../providers/provider";
-import { createProviders, type ProviderSet } from "../providers/registry";
+import { createProviders, providerSchemaHash, type ProviderSet } from "../providers/registry";
 import type { Diagnostic, EngineOptions, ProviderConfig, SensitivePath, StateV4 } from "../types";
 import { Ui } from "../ui-messages";
 import type { Attrs, Value } from "../values";
@@ -291,4 +291,15 @@ export function reportFailure(ui: Ui, err: unknown): EngineError {
   const e = err instanceof EngineError ? err : new EngineError(err instanceof Error ? err.message : String(err));
   for (const d of e.diagnostics) ui.diagnostic(d);
   return e;
+}
+
+/**
+ * The provider schema hash of a plan (providers/registry.ts providerSchemaHash) over every type it touches: the
+ * configuration's resources and data sources, and the changes and drift it records (objects in state only included).
+ * Plan and apply work it out the same way, from the same configuration and changes.
+ */
+export function planSchemaHash(ctx: OperationContext, changes: Iterable<{ type: string }>): string {
+  const types = new Set([...ctx.resources.values()].map((e) => e.r.type));
+  for (const c of changes) types.add(c.type);
+  return providerSchemaHash(ctx.providers, types);
 }

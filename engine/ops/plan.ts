@@ -11,7 +11,7 @@ import type { ChangeAction, ChangeSummary, EngineOptions, OutputChange, PlanRequ
 import { Ui } from "../ui-messages";
 import { canonicalJson, containsUnknown, deepEqual, splitUnknowns, UNKNOWN, type Attrs, type Value } from "../values";
 import { ENGINE_VERSION } from "../version";
-import { prepare, reportFailure, sensitiveMask, sensitivePaths, type OperationContext, type ResourceEntry } from "./context";
+import { planSchemaHash, prepare, reportFailure, sensitiveMask, sensitivePaths, type OperationContext, type ResourceEntry } from "./context";
 import {
   checkModuleInstances,
   configMarks,
@@ -348,6 +348,7 @@ async function planWith(ctx: OperationContext, opts: EngineOptions, req: PlanReq
     prior_state: refreshed,
     configuration: { files: mod.files },
     delete_operations_computed: doRefresh || !prior,
+    provider_schema_hash: planSchemaHash(ctx, [...changes, ...driftChanges]),
     applyable: changes.some((c) => c.action !== "noop" && !c.not_executed) || Object.values(outputChanges).some((o) => o.actions[0] !== "no-op"),
     summary,
   };

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import type { ProviderConfig } from "../types";
+import { canonicalJson } from "../values";
 import { createArchiveProvider } from "./archive";
 import { createLocalProvider } from "./local";
 import type { Provider, ProviderSchema, ResourceSchema } from "./provider";
@@ -35,4 +37,16 @@ export async function createProviders(config: ProviderConfig = {}): Promise<Prov
     resourceTypes: () => [...byType.keys()].sort(),
     dataSourceTypes: () => [...dataByType.keys()].sort(),
   };
+}
+
+/**
+ * SHA-256 (hex) of the schemas of the providers serving `types` (resource and data source types), in canonical JSON
+ * ordered by provider source. A plan records it, and apply refuses a plan made against other schemas — a runner
+ * upgraded between a preview and its approval would read the plan's values with different meanings.
+ */
+export function providerSchemaHash(providers: ProviderSet, types: Iterable<string>): string {
+  const schemas = new Map<string, ProviderSchema>();
+  for (const t of types) for (const hit of [providers.forType(t), providers.forData(t)]) if (hit) schemas.set(hit.schema.source, hit.schema);
+  const ordered = [...schemas.keys()].sort().map((source) => schemas.get(source));
+  return createHash("sha256").update(canonicalJson(ordered)).digest("hex");
 }

@@ -218,6 +218,33 @@ describe("saved plans", () => {
     expect(ui.ofType("diagnostic")[0]!.diagnostic.severity).toBe("error");
     await expect(apply({ state: first }, (await plan({ moduleDir, state: null })).plan)).rejects.toThrow(/Saved plan is stale: .*plan made against no state/);
   });
+
+  it("records the schema hash of the providers a plan uses, and refuses to apply a plan made against other schemas", async () => {
+    const moduleDir = await writeModule({ "main.tf": `resource "random_pet" "p" {}
+resource "terraform_data" "d" {
+  input = random_pet.p.id
+}
+` });
+    const p = await plan({ moduleDir, state: null });
+    expect(p.plan.provider_schema_hash).toMatch(/^[0-9a-f]{64}$/);
+    // Only the providers the plan uses count: a runner with another provider configured (the test gate) agrees.
+    expect((await plan({ moduleDir, state: null, providerConfig: { testGates: { dir: await tempDir() } } })).plan.provider_schema_hash).toBe(p.plan.provider_schema_hash);
+    // Another module, other providers: another hash.
+    const other = await writeModule({ "main.tf": `resource "random_pet" "p" {}
+` });
+    expect((await plan({ moduleDir: other, state: null })).plan.provider_schema_hash).not.toBe(p.plan.provider_schema_hash);
+    // A plan whose recorded schemas are not this engine's (as after a runner upgrade) is refused before anything runs.
+    const ui = collector();
+    const elsewhere = { ...p.plan, provider_schema_hash: "0".repeat(64) };
+    const err = await apply({ state: null, emit: ui.emit }, elsewhere).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StalePlanError);
+    expect((err as Error).message).toMatch(/^Saved plan was made with other provider schemas \(sha256 0{64}\) than this engine has \(sha256 [0-9a-f]{64}\): .* Run a new preview, then apply it\.$/);
+    expect(ui.ofType("apply_start")).toEqual([]);
+    // The plan as made applies; one made before the hash was kept is not checked.
+    expect((await apply({ state: null }, p.plan)).status).toBe("applied");
+    const { provider_schema_hash: _, ...older } = (await plan({ moduleDir, state: null })).plan;
+    expect((await apply({ state: null }, older)).status).toBe("applied");
+  });
 });
 
 describe("apply persistence and cancellation", () => {

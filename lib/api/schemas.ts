@@ -217,7 +217,11 @@ export const planReviewSchema = z
     checksum: z.string(),
     verification: z.enum(["verified", "mismatch"]),
     destroy: z.boolean().meta({ description: "A destroy plan deletes everything; delete protection holds none of it back" }),
-    state: z.object({ lineage: z.string().nullable(), serial: z.number().int().nullable() }),
+    state: z.object({
+      lineage: z.string().nullable(),
+      serial: z.number().int().nullable(),
+      providerSchemaHash: z.string().nullable().meta({ description: "SHA-256 of the schemas of the providers the plan uses; apply refuses the plan on an engine whose schemas differ (null: not recorded by this plan's engine)" }),
+    }),
     notes: z.array(z.string()),
     changesListed: z.boolean().meta({
       description: "False when the plan's changes could not be read (an engine's own plan format with no review rendition of it): the counts and operations are then empty, which does not mean no changes",

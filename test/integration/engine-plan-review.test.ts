@@ -78,6 +78,7 @@ describe("plan review of an OpenTofu plan (stand-in tofu)", () => {
     expect(review.operations.map((o) => `${o.action} ${o.address}`)).toEqual(["create aws_s3_bucket.logs", "update aws_iam_user.ci", "replace aws_instance.web", "delete aws_eip.old"]);
     expect(review.deletesInsideReplacements).toEqual([{ address: "aws_instance.web", executes: true }]);
     expect(review.deleteOperationsComputed).toBe(true);
+    expect(review.state.providerSchemaHash).toBeNull();
     expect(review.notes).toEqual([]);
     // The rendition is the plan's: its checksum, and nothing of the plan document's values.
     const renditions = (await stack.rest.jobs.listArtifacts(id)).filter((a) => a.kind === "plan_review");

@@ -52,6 +52,7 @@ describe("Infra Jobs, end to end", () => {
     expect(stepsOf(job)).toEqual(["init:completed/succeeded", "refresh:completed/succeeded", "preview:completed/succeeded"]);
     const plan = await api.jobs.plan.query({ org: org.slug, id: job.id });
     expect(plan.checksum).toMatch(/^[0-9a-f]{64}$/);
+    expect(plan.state.providerSchemaHash).toMatch(/^[0-9a-f]{64}$/);
     expect(job.artifacts.some((a) => a.kind === "plan" && a.sha256 === plan.checksum)).toBe(true);
     expect(fs.existsSync(file("sites"))).toBe(false);
     const summary = (await events(job.id)).find((e) => e.type === "summary");

@@ -234,6 +234,7 @@ type ReviewablePlan = {
   state_lineage?: string | null;
   state_serial?: number | null;
   delete_operations_computed?: boolean;
+  provider_schema_hash?: string;
   resource_changes?: PlanChange[];
   operation?: string;
 };
@@ -305,7 +306,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
     verification: verified ? ("verified" as const) : ("mismatch" as const),
     /** A destroy plan deletes everything: delete protection never holds any of it back. */
     destroy: plan.operation === "destroy",
-    state: { lineage: plan.state_lineage ?? null, serial: plan.state_serial ?? null },
+    state: { lineage: plan.state_lineage ?? null, serial: plan.state_serial ?? null, providerSchemaHash: plan.provider_schema_hash ?? null },
     notes,
     changesListed,
     counts: { byAction, byKind, notExecuted },
