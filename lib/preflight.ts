@@ -20,3 +20,12 @@ export const ESSENTIAL_LABEL: Record<Essential, string> = {
 /** The report's shapes are defined once, in the API schemas (lib/api/schemas.ts). */
 export type PreflightCheck = z.infer<typeof preflightCheckSchema>;
 export type PreflightReport = z.infer<typeof preflightReportSchema>;
+
+/** The IaC module version a job runs, as its record keeps it (its bundle's SHA-256 is the job's moduleSha256). */
+export interface JobModule {
+  name: string;
+  version: string;
+  provisioner: string;
+  /** The registry the version came from. */
+  registry: "platform" | "organization";
+}

@@ -14,6 +14,7 @@ import { Tabs } from "@/components/ui/tabs";
 import { relativeTime } from "@/components/ui/time";
 import { ActivityTab } from "@/components/audit/activity-tab";
 import { REASONS } from "@/lib/job-reasons";
+import type { JobModule } from "@/lib/preflight";
 import { COMPONENT_STATUS_WORDS } from "@/lib/component-lifecycle";
 import { versionHref } from "@/components/infra-components/component-ui";
 import { ApproveButton } from "./approve-dialog";
@@ -246,7 +247,7 @@ export function JobDetail({ id }: { id: string }) {
             </div>
           </Card>
 
-          <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} />
+          <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} module={j.module} />
         </div>
           </>
         )}
@@ -341,7 +342,7 @@ function Outputs({ outputs, completed }: { outputs: Record<string, { value: unkn
   );
 }
 
-function IacInput({ id, available, moduleSha256 }: { id: string; available: boolean; moduleSha256: string | null }) {
+function IacInput({ id, available, moduleSha256, module }: { id: string; available: boolean; moduleSha256: string | null; module: JobModule | null }) {
   const org = useOrg();
   const trpc = useTRPC();
   const [open, setOpen] = useState(false);
@@ -352,6 +353,11 @@ function IacInput({ id, available, moduleSha256 }: { id: string; available: bool
       description={
         moduleSha256 ? (
           <>
+            {module && (
+              <span className="mr-1" data-testid="job-module">
+                Module <span className="font-medium text-slate-700">{`${module.name}@${module.version}`}</span> ({module.provisioner}, {module.registry} registry) ·
+              </span>
+            )}
             Module SHA-256 <code className="break-all text-xs">{moduleSha256}</code>
           </>
         ) : (

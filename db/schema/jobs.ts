@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
-import type { PreflightReport } from "../../lib/preflight";
+import type { JobModule, PreflightReport } from "../../lib/preflight";
 import type { RouteRule } from "../../lib/runner-routing";
 import type { IacInput, JobOperationKind, JobResult, JobStatus, OutputsPayload, StepName, StepPlanRef } from "../../lib/runner-protocol";
 import type { LockInfo } from "../../lib/state-lock";
@@ -41,6 +41,8 @@ export const infraJobs = pgTable(
     /** `IacInput` of lib/runner-protocol.ts, minus what a claim adds; null when preflight failed before it could be built. */
     iacInput: jsonb("iac_input").$type<StoredIacInput>(),
     moduleSha256: text("module_sha256"),
+    /** The module version it runs and the registry it came from; null when preflight found none, and for jobs made before it was kept. */
+    module: jsonb("module").$type<JobModule>(),
     backendId: text("backend_id"),
     policy: jsonb("policy").$type<JobPolicy>(),
     /** For import jobs: `{address, id}`. */

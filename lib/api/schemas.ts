@@ -115,6 +115,15 @@ export const jobRecordSchema = z
     orgId: z.string(),
     preflight: preflightReportSchema,
     moduleSha256: z.string().nullable(),
+    module: z
+      .object({
+        name: z.string(),
+        version: z.string(),
+        provisioner: z.string(),
+        registry: z.enum(["platform", "organization"]).meta({ description: "The registry the version came from" }),
+      })
+      .nullable()
+      .meta({ description: "The IaC module version the job runs (its bundle's SHA-256 is moduleSha256); null when preflight found none, and for jobs made before it was kept" }),
     policy: jobPolicySchema.nullable(),
     importTarget: z.object({ address: z.string(), id: z.string() }).nullable(),
     outputs: outputsSchema.nullable(),

@@ -53,6 +53,11 @@ describe("Infra Jobs, end to end", () => {
     const plan = await api.jobs.plan.query({ org: org.slug, id: job.id });
     expect(plan.checksum).toMatch(/^[0-9a-f]{64}$/);
     expect(plan.state.providerSchemaHash).toMatch(/^[0-9a-f]{64}$/);
+    // The record names the module version it ran and the registry it came from, beside its bundle's checksum.
+    expect(job.module).toEqual({ name: "static-site", version: "1.0.0", provisioner: "builtin", registry: "platform" });
+    expect(job.moduleSha256).toMatch(/^[0-9a-f]{64}$/);
+    const slow = await finished((await run("slow", "preview")).id);
+    expect(slow.module).toEqual({ name: "slow", version: "0.1.0", provisioner: "builtin", registry: "organization" });
     expect(job.artifacts.some((a) => a.kind === "plan" && a.sha256 === plan.checksum)).toBe(true);
     expect(fs.existsSync(file("sites"))).toBe(false);
     const summary = (await events(job.id)).find((e) => e.type === "summary");

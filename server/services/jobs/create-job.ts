@@ -77,6 +77,7 @@ export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput
         preflight: report,
         iacInput,
         moduleSha256: resolved.bundle?.sha256 ?? null,
+        module: resolved.module && resolved.bundle ? { name: resolved.module.name, version: resolved.module.version, provisioner: resolved.module.provisioner, registry: resolved.module.scopeKey === "platform" ? "platform" : "organization" } : null,
         backendId: resolved.backend?.id ?? null,
         routeRunnerId: resolved.route.runner?.id ?? null,
         routeRule: resolved.route.rule,
