@@ -14,12 +14,26 @@ export interface EnvVar<T = unknown> {
   schema: z.ZodType<T, string | undefined>;
   example: string;
   meaning: string;
+  /** How a refused value is quoted back: a secret's never is (secretEnvVar), a URL's password is masked (shownUrl). */
+  shown?: (text: string) => string;
 }
 
 export type EnvSpec = Record<string, EnvVar>;
 export type EnvValues<S extends EnvSpec> = { [K in keyof S]: S[K] extends EnvVar<infer T> ? T : never };
 
-export const envVar = <T>(schema: z.ZodType<T, string | undefined>, example: string, meaning: string): EnvVar<T> => ({ schema, example, meaning });
+export const envVar = <T>(schema: z.ZodType<T, string | undefined>, example: string, meaning: string, shown?: (text: string) => string): EnvVar<T> => ({
+  schema,
+  example,
+  meaning,
+  ...(shown ? { shown } : {}),
+});
+
+/** A variable whose value is a secret (a key, a password, a token): a refused value is described, never quoted, so it reaches no log. */
+export const secretEnvVar = <T>(schema: z.ZodType<T, string | undefined>, example: string, meaning: string): EnvVar<T> =>
+  envVar(schema, example, meaning, (text) => `a value of ${text.length} character${text.length === 1 ? "" : "s"} (not shown: it is a secret)`);
+
+/** A URL quoted back with the password in it (postgres://user:password@host) masked. */
+export const shownUrl = (text: string) => JSON.stringify(text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@/\s]*@/i, "$1:***@"));
 
 /** Every variable of `spec` read from `env`; an empty value counts as unset. Throws one ConfigError naming every bad value. */
 export function readEnv<S extends EnvSpec>(who: string, spec: S, env: Record<string, string | undefined>): EnvValues<S> {
@@ -29,7 +43,7 @@ export function readEnv<S extends EnvSpec>(who: string, spec: S, env: Record<str
     const text = env[name] === "" ? undefined : env[name];
     const r = v.schema.safeParse(text);
     if (r.success) values[name] = r.data;
-    else problems.push(`${name} is ${JSON.stringify(text)}, which is ${r.error.issues[0].message}. Set it like ${name}=${v.example}, or unset it for the default.`);
+    else problems.push(`${name} is ${text !== undefined && v.shown ? v.shown(text) : JSON.stringify(text)}, which is ${r.error.issues[0].message}. Set it like ${name}=${v.example}, or unset it for the default.`);
   }
   if (problems.length) throw new ConfigError(`${who} did not start: ${problems.join(" ")}`);
   return values as EnvValues<S>;

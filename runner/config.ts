@@ -1,11 +1,11 @@
 // Every environment variable the runner process reads, checked in one place (README's configuration table lists them).
-import { absoluteFolder, absoluteFolders, envVar, readEnv, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
+import { absoluteFolder, absoluteFolders, envVar, readEnv, secretEnvVar, text, urlOf, wholeNumber, type EnvValues } from "../lib/env";
 import { TRACING_ENV } from "../lib/telemetry";
 import { MOST_NICE } from "./priority";
 
 export const RUNNER_ENV = {
   PLANTON_URL: envVar(urlOf("http:", "https:"), "https://planton.example.com", "the console the runner claims jobs from (or --url)"),
-  PLANTON_RUNNER_TOKEN: envVar(text(), "rnr_…", "the runner's token rnr_… (or --token); an admin creates one in Settings → Runners"),
+  PLANTON_RUNNER_TOKEN: secretEnvVar(text(), "rnr_…", "the runner's token rnr_… (or --token); an admin creates one in Settings → Runners"),
   PLANTON_RUNNER_NAME: envVar(text(), "build-host-1", "the name the runner shows in its logs (or --name; default: the host name)"),
   PLANTON_RUNNER_HEARTBEAT_MS: envVar(wholeNumber(100, 600_000, 5_000), "5000", "how often, in milliseconds, a runner renews its hold on a running job"),
   PLANTON_RUNNER_NICE: envVar(

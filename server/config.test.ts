@@ -19,6 +19,7 @@ describe("the server's configuration", () => {
       PLANTON_TRUSTED_ORIGINS: [],
       PLANTON_SERVER_URL: undefined,
       PLANTON_SECRET_KEY: undefined,
+      PLANTON_SECRET_KEY_PREVIOUS: [],
       BETTER_AUTH_SECRET: undefined,
       PLANTON_AUTH_RATE_LIMIT: "on",
       // Empty: no proxy is trusted, so every request's client address is its socket's.
@@ -52,6 +53,11 @@ describe("the server's configuration", () => {
     expect(c).toMatchObject({ PLANTON_DATA_DIR: "/srv/planton", DATABASE_URL: "postgresql://planton@db:5432/planton", PLANTON_LEASE_SECONDS: 4, PLANTON_HOSTED_RUNNERS: 0, PLANTON_ADMIN_EMAIL: "ops@example.com", PLANTON_AUTH_RATE_LIMIT: "off" });
     expect(c.PLANTON_SECRET_KEY).toEqual(Buffer.alloc(32, 0xab));
     expect(serverConfig({ PLANTON_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") }).PLANTON_SECRET_KEY).toEqual(Buffer.alloc(32, 7));
+    // Previous keys (a rotation), each as the key is given; one that is not a key is refused, naming which.
+    expect(serverConfig({ PLANTON_SECRET_KEY_PREVIOUS: ` ${"cd".repeat(32)}, ${Buffer.alloc(32, 9).toString("base64")} ` }).PLANTON_SECRET_KEY_PREVIOUS).toEqual([Buffer.alloc(32, 0xcd), Buffer.alloc(32, 9)]);
+    expect(() => serverConfig({ PLANTON_SECRET_KEY_PREVIOUS: `${"cd".repeat(32)},short` })).toThrow(/^The Planton console did not start: PLANTON_SECRET_KEY_PREVIOUS is a value of 70 characters \(not shown: it is a secret\), which is not a list of keys: its key 2 is not 32 bytes/);
+    // A database URL is quoted with its password masked.
+    expect(() => serverConfig({ DATABASE_URL: "mysql://planton:hunter2@db/planton" })).toThrow(/DATABASE_URL is "mysql:\/\/planton:\*\*\*@db\/planton", which is not a URL/);
   });
 
   it("reads PLANTON_TRUSTED_ORIGINS as origins, and refuses anything with a path", () => {
@@ -76,7 +82,9 @@ describe("the server's configuration", () => {
     })();
     expect(err).toBeInstanceOf(ConfigError);
     expect(err!.message).toContain(`DATABASE_URL is "mysql://db/planton", which is not a URL that starts with postgres:// or postgresql://. Set it like DATABASE_URL=postgres://`);
-    expect(err!.message).toContain(`PLANTON_SECRET_KEY is "short", which is not 32 bytes as 64 hex characters or base64 (generate one with openssl rand -hex 32).`);
+    // A secret's value is described, never quoted back (the message goes to the console's log).
+    expect(err!.message).toContain(`PLANTON_SECRET_KEY is a value of 5 characters (not shown: it is a secret), which is not 32 bytes as 64 hex characters or base64 (generate one with openssl rand -hex 32).`);
+    expect(err!.message).not.toContain("short");
     expect(err!.message).toContain(`PLANTON_DB_POOL is "0", which is not a whole number from 1 to 1000.`);
     expect(err!.message).toContain(`PLANTON_AUTH_RATE_LIMIT is "no", which is not one of on, off.`);
   });

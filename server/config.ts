@@ -2,10 +2,17 @@
 // table lists the same variables (a test holds them together).
 import path from "node:path";
 import { z } from "zod";
-import { absoluteFolder, absoluteFolders, envVar, oneOf, readEnv, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
+import { absoluteFolder, absoluteFolders, envVar, oneOf, readEnv, secretEnvVar, shownUrl, text, urlOf, wholeNumber, type EnvValues } from "@/lib/env";
 import { parseTrustedProxies } from "./client-address";
 import { TRACING_ENV } from "@/lib/telemetry";
 import { MOST_NICE } from "@/runner/priority";
+
+/** A key of 32 bytes, from 64 hex characters or base64; null when it is not one. */
+const keyBytes = (v: string): Buffer | null => {
+  const key = /^[0-9a-f]{64}$/i.test(v) ? Buffer.from(v, "hex") : Buffer.from(v, "base64");
+  return key.length === 32 ? key : null;
+};
+const NOT_A_KEY = "not 32 bytes as 64 hex characters or base64 (generate one with openssl rand -hex 32)";
 
 /** 32 bytes as 64 hex characters or as base64. */
 const secretKey = z
@@ -13,10 +20,27 @@ const secretKey = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined) return undefined;
-    const key = /^[0-9a-f]{64}$/i.test(v) ? Buffer.from(v, "hex") : Buffer.from(v, "base64");
-    if (key.length === 32) return key;
-    ctx.addIssue({ code: "custom", message: "not 32 bytes as 64 hex characters or base64 (generate one with openssl rand -hex 32)" });
+    const key = keyBytes(v);
+    if (key) return key;
+    ctx.addIssue({ code: "custom", message: NOT_A_KEY });
     return z.NEVER;
+  });
+
+/** Comma-separated keys, each as PLANTON_SECRET_KEY takes one. */
+const secretKeyList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const keys: Buffer[] = [];
+    for (const [i, item] of (v ?? "").split(",").map((s) => s.trim()).filter(Boolean).entries()) {
+      const key = keyBytes(item);
+      if (!key) {
+        ctx.addIssue({ code: "custom", message: `not a list of keys: its key ${i + 1} is ${NOT_A_KEY}` });
+        return z.NEVER;
+      }
+      keys.push(key);
+    }
+    return keys;
   });
 
 /** Comma-separated origins (`https://planton.example.com`): scheme, host and port, nothing after. */
@@ -48,7 +72,7 @@ export const SERVER_ENV = {
     "/var/lib/planton",
     "where the embedded database (PGlite), the generated server key and local demo files live",
   ),
-  DATABASE_URL: envVar(urlOf("postgres:", "postgresql:"), "postgres://planton:secret@db.internal:5432/planton", "a real Postgres instead of the embedded database; migrations run at start-up"),
+  DATABASE_URL: envVar(urlOf("postgres:", "postgresql:"), "postgres://planton:secret@db.internal:5432/planton", "a real Postgres instead of the embedded database; migrations run at start-up", shownUrl),
   PLANTON_DB_POOL: envVar(wholeNumber(1, 1000, 10), "20", "how many connections the server keeps open to DATABASE_URL"),
   PORT: envVar(wholeNumber(1, 65535, 3000), "8080", "the port `npm start` listens on"),
   HOST: envVar(text("127.0.0.1"), "0.0.0.0", "the address `npm start` listens on (`0.0.0.0` to serve other machines)"),
@@ -59,8 +83,13 @@ export const SERVER_ENV = {
     "more origins (besides PLANTON_URL) whose pages may send the console's sign-in cookie with a change",
   ),
   PLANTON_SERVER_URL: envVar(urlOf("http:", "https:"), "http://127.0.0.1:8080", "the URL the hosted runners reach the console on (default: http://127.0.0.1:PORT)"),
-  PLANTON_SECRET_KEY: envVar(secretKey, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the key that encrypts secrets and credentials at rest (AES-256-GCM)"),
-  BETTER_AUTH_SECRET: envVar(text(), "a-long-random-string", "the key that signs sign-in sessions (default: derived from the server key)"),
+  PLANTON_SECRET_KEY: secretEnvVar(secretKey, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the key that encrypts secrets and credentials at rest (AES-256-GCM)"),
+  PLANTON_SECRET_KEY_PREVIOUS: secretEnvVar(
+    secretKeyList,
+    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+    "server keys that came before PLANTON_SECRET_KEY, comma-separated: what they sealed still opens, and the console re-seals it under the current key",
+  ),
+  BETTER_AUTH_SECRET: secretEnvVar(text(), "a-long-random-string", "the key that signs sign-in sessions (default: derived from the server key)"),
   PLANTON_AUTH_RATE_LIMIT: envVar(oneOf(["on", "off"], "on"), "off", "`off` lifts the sign-in rate limit (for tests that sign in many times)"),
   PLANTON_TRUSTED_PROXIES: envVar(
     z
@@ -86,7 +115,7 @@ export const SERVER_ENV = {
     "ops@example.com",
     "the first admin's email, used only on first start with an empty database",
   ),
-  PLANTON_ADMIN_PASSWORD: envVar(
+  PLANTON_ADMIN_PASSWORD: secretEnvVar(
     z.string().min(8, { error: "shorter than 8 characters" }).optional(),
     "a-long-passphrase",
     "the first admin's password, used only on first start (default: generated and printed once)",
@@ -120,7 +149,7 @@ export const SERVER_ENV = {
     "how many days audit events stay in the database; older ones are archived to PLANTON_AUDIT_ARCHIVE_DIR and sealed with a checkpoint (default: kept forever)",
   ),
   PLANTON_AUDIT_ARCHIVE_DIR: envVar(absoluteFolder(), "/var/lib/planton/audit-archive", "where archived audit events are written, one gzip JSON-lines file per run (default: <data folder>/audit-archive)"),
-  PLANTON_METRICS_TOKEN: envVar(
+  PLANTON_METRICS_TOKEN: secretEnvVar(
     z.string().min(16, { error: "shorter than 16 characters (generate one with openssl rand -hex 32)" }).optional(),
     "3f9c0e8d2b7a4c1e9f6d5a2b8c7e4f1a",
     "the bearer token Prometheus sends to scrape /metrics; unset, /metrics is off",

@@ -33,16 +33,45 @@ export function encryptBytes(plain: Uint8Array, key = serverKey()): string {
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
 }
 
-export function decryptBytes(sealed: string, key = serverKey()): Buffer {
+let cachedPrevious: Buffer[] | undefined;
+
+/**
+ * The server keys that came before this one (PLANTON_SECRET_KEY_PREVIOUS), in the order given: what they sealed
+ * still opens (decryptBytes tries them after the server key), and the console re-seals it under the server key at
+ * start (key-rotation.ts), after which they can be dropped.
+ */
+export function previousServerKeys(): Buffer[] {
+  return (cachedPrevious ??= serverConfig().PLANTON_SECRET_KEY_PREVIOUS ?? []);
+}
+
+/** Opens a value sealed by encryptBytes with `key`; throws when that key did not seal it. */
+export function openWith(sealed: string, key: Buffer): Buffer {
   const raw = Buffer.from(sealed, "base64");
   const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
   decipher.setAuthTag(raw.subarray(12, 28));
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]);
 }
 
+/** With `key`, opens with that key only; otherwise with the server key, then each previous key (a rotation in progress). */
+export function decryptBytes(sealed: string, key?: Buffer): Buffer {
+  if (key) return openWith(sealed, key);
+  try {
+    return openWith(sealed, serverKey());
+  } catch (err) {
+    for (const previous of previousServerKeys()) {
+      try {
+        return openWith(sealed, previous);
+      } catch {
+        // not this one either
+      }
+    }
+    throw err;
+  }
+}
+
 export const encryptSecret = (plain: string, key = serverKey()): string => encryptBytes(Buffer.from(plain, "utf8"), key);
 
-export const decryptSecret = (sealed: string, key = serverKey()): string => decryptBytes(sealed, key).toString("utf8");
+export const decryptSecret = (sealed: string, key?: Buffer): string => decryptBytes(sealed, key).toString("utf8");
 
 export const sha256Hex = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
 

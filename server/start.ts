@@ -7,6 +7,7 @@ import { startHostedRunners } from "./services/runners/hosted";
 import { startTracing } from "@/lib/telemetry";
 import { metrics } from "./metrics";
 import { serverKeyMismatch } from "./server-key-check";
+import { resealSentence, resealUnderServerKey } from "./key-rotation";
 import { directLane, type DirectLane } from "./direct-lane";
 
 /** Everything the server process runs besides answering requests. */
@@ -22,6 +23,11 @@ export async function startServerProcesses(): Promise<void> {
     console.error(keyProblem);
     process.exit(1);
   }
+  // A key rotation in progress (PLANTON_SECRET_KEY_PREVIOUS): what the old keys sealed is re-sealed under the new one,
+  // in the background — meanwhile it still opens with the old keys.
+  resealUnderServerKey(runtime.db)
+    .then((report) => report && console.log(resealSentence(report)))
+    .catch((err) => console.error(`[key-rotation] re-sealing under the server key stopped: ${(err as Error).message}; the next start carries on.`));
   // scripts/serve.mjs answers the runner API and the live event streams through this, not through Next.js's
   // request handling. Not under `npm run dev`, where Next.js's routes (the same handlers) pick up edits.
   if (process.env.NODE_ENV === "production") (globalThis as unknown as { __plantonDirectLane?: DirectLane }).__plantonDirectLane = directLane;

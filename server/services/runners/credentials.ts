@@ -4,7 +4,7 @@
 import { createHmac } from "node:crypto";
 import { SignJWT, jwtVerify, type JWTPayload } from "jose";
 import { newId } from "@/lib/ids";
-import { serverKey } from "../../crypto";
+import { previousServerKeys, serverKey } from "../../crypto";
 import { PlantonError } from "../../errors";
 
 export const CREDENTIAL_PREFIX = "jcr_";
@@ -18,7 +18,14 @@ export interface JobCredentialClaims {
   /** Fingerprint of the runner token hash the credential was issued under. */
   runnerTokenFingerprint: string;
   expiresAt: Date;
+  /** The previous server key it was signed under (a key rotation in progress: PLANTON_SECRET_KEY_PREVIOUS); absent for the server key. */
+  signedWithPrevious?: Buffer;
 }
+
+const hs256Key = (from: Buffer) => {
+  const raw = createHmac("sha256", from).update("planton job credential v1").digest();
+  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+};
 
 let signing: { from: Buffer; key: Promise<CryptoKey> } | undefined;
 /**
@@ -27,11 +34,16 @@ let signing: { from: Buffer; key: Promise<CryptoKey> } | undefined;
  */
 function signingKey(): Promise<CryptoKey> {
   const from = serverKey();
-  if (signing?.from !== from) {
-    const raw = createHmac("sha256", from).update("planton job credential v1").digest();
-    signing = { from, key: crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]) };
-  }
+  if (signing?.from !== from) signing = { from, key: hs256Key(from) };
   return signing.key;
+}
+
+/** The HS256 keys of the previous server keys, imported once each: credentials a console signed before a key rotation. */
+const previousSigning = new Map<Buffer, Promise<CryptoKey>>();
+function previousSigningKey(from: Buffer): Promise<CryptoKey> {
+  let key = previousSigning.get(from);
+  if (!key) previousSigning.set(from, (key = hs256Key(from)));
+  return key;
 }
 
 /**
@@ -52,8 +64,9 @@ function learntUnder(): NonNullable<typeof learnt> {
   return learnt;
 }
 
-/** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. */
-export function runnerTokenFingerprint(tokenHash: string): string {
+/** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. `previous`: under a previous server key. */
+export function runnerTokenFingerprint(tokenHash: string, previous?: Buffer): string {
+  if (previous) return createHmac("sha256", previous).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
   const { from, fingerprints } = learntUnder();
   let fingerprint = fingerprints.get(tokenHash);
   if (fingerprint === undefined) {
@@ -64,14 +77,31 @@ export function runnerTokenFingerprint(tokenHash: string): string {
   return fingerprint;
 }
 
+/**
+ * A credential signed under a previous server key (issued before a key rotation, at most an hour old): its claims and
+ * that key, or null when no previous key signed it either. Not kept: a heartbeat renews it under the server key.
+ */
+async function previousKeyPayload(jwt: string): Promise<{ payload: JWTPayload; key: Buffer } | null> {
+  for (const key of previousServerKeys()) {
+    const verified = await jwtVerify(jwt, await previousSigningKey(key), { algorithms: ["HS256"] }).catch((e: { code?: string }) => (e?.code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" ? null : Promise.reject(e)));
+    if (verified) return { payload: verified.payload, key };
+  }
+  return null;
+}
+
 /** The credential's claims: verified once, then taken as verified while they have not expired. */
-async function verifiedPayload(jwt: string): Promise<JWTPayload> {
+async function verifiedPayload(jwt: string): Promise<JWTPayload & { previousKey?: Buffer }> {
   const under = learntUnder();
   const known = under.verified.get(jwt);
   // jose's rule: expired once `exp` is not after now (no clock tolerance). Expired, it is verified again, which refuses it.
   if (known?.exp !== undefined && known.exp > Math.floor(Date.now() / 1000)) return known;
   if (known) under.verified.delete(jwt);
-  const { payload } = await jwtVerify(jwt, await signingKey(), { algorithms: ["HS256"] });
+  const { payload } = await jwtVerify(jwt, await signingKey(), { algorithms: ["HS256"] }).catch(async (e: { code?: string }) => {
+    const old = e?.code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" ? await previousKeyPayload(jwt) : null;
+    if (!old) throw e;
+    return { payload: { ...old.payload, previousKey: old.key } };
+  });
+  if (payload.previousKey) return payload;
   // Kept only while the key it was verified with is still the key.
   if (learntUnder() === under) {
     if (under.verified.size >= KEPT) under.verified.delete(under.verified.keys().next().value!);
@@ -120,5 +150,6 @@ export async function verifyJobCredential(token: string | null | undefined, jobI
     credentialId: String(payload.jti),
     runnerTokenFingerprint: String(payload.rtf ?? ""),
     expiresAt: new Date((payload.exp ?? 0) * 1000),
+    ...(payload.previousKey ? { signedWithPrevious: payload.previousKey } : {}),
   };
 }

@@ -110,7 +110,7 @@ async function checkAttempt(db: Queryable, claims: JobCredentialClaims, jobId: s
   if (runner.revokedAt) {
     throw new PlantonError("FORBIDDEN", `Nothing was done: runner ${runner.name} was revoked at ${runner.revokedAt.toISOString()}, so its job credentials no longer work. ${stop}`);
   }
-  if (claims.runnerTokenFingerprint !== runnerTokenFingerprint(runner.tokenHash)) {
+  if (claims.runnerTokenFingerprint !== runnerTokenFingerprint(runner.tokenHash, claims.signedWithPrevious)) {
     throw new PlantonError(
       "UNAUTHORIZED",
       `Nothing was done: this job credential was issued under a runner token of ${runner.name} that has since been rotated, so it no longer works. ${stop} Start the runner with its new token to claim new work.`,
