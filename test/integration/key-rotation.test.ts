@@ -60,10 +60,15 @@ describe("rotating the server key on a running installation", () => {
     const runnerB = new RunnerClient(rotated.url, token);
     const beat = await runnerB.job(job.id, claim!.credential.token).heartbeat(claim!.attemptId);
     expect(beat.signal).toBe("none");
+    // Renewed at once (not only near its expiry), so the old key is not needed for the rest of the hour it had.
+    expect(beat.credential?.token).toMatch(/^jcr_/);
+    expect(beat.credential!.token).not.toBe(claim!.credential.token);
     await rotated.stop();
 
-    // B alone now starts: nothing is left under A.
+    // B alone now starts: nothing is left under A, and the renewed credential works under B alone.
     const after = await start({ PLANTON_SECRET_KEY: B.toString("hex") });
     expect(await fetch(`${after.url}/api/health`).then((r) => r.status)).toBe(200);
+    expect((await new RunnerClient(after.url, token).job(job.id, beat.credential!.token).heartbeat(claim!.attemptId)).signal).toBe("none");
+    await expect(new RunnerClient(after.url, token, { attempts: 1, baseMs: 1, maxMs: 1 }).job(job.id, claim!.credential.token).heartbeat(claim!.attemptId)).rejects.toThrow(/job credential is not valid/);
   });
 });

@@ -22,7 +22,9 @@ export async function heartbeat(db: Database, access: JobAccess, body: { attempt
       .returning();
     const [runner] = await tx.select({ tokenHash: runners.tokenHash }).from(runners).where(eq(runners.id, job.runnerId!));
     const answer: HeartbeatResponse = { signal: job.cancelRequestedAt ? "cancel" : "none", leaseExpiresAt: job.leaseExpiresAt!.toISOString() };
-    if (access.claims.expiresAt.getTime() - Date.now() < RENEW_WITHIN_MS) {
+    // Renewed when close to expiry, and at once when a previous server key signed it (a key rotation: the old key can go
+    // as soon as everything it sealed is re-sealed, without waiting out the hour a credential lasts).
+    if (access.claims.expiresAt.getTime() - Date.now() < RENEW_WITHIN_MS || access.claims.signedWithPrevious) {
       const c = await issueJobCredential({ jobId: job.id, orgId: job.orgId, attemptId: access.attemptId, runnerTokenHash: runner.tokenHash, credentialId: access.claims.credentialId });
       answer.credential = { token: c.token, expiresAt: c.expiresAt };
     }
