@@ -8,6 +8,7 @@ import { iacModules, organizations } from "../db/schema";
 import { newId } from "../lib/ids";
 import { systemActor } from "../server/actor";
 import { draftComponent } from "../test/components";
+import { setFlowControlPolicy } from "../server/services/settings/flow-control";
 import { addMember } from "./db";
 import { e2eGates, e2eState, expectPreflightPassed, gatedStaticSiteModule, screenshot, signIn } from "./support";
 
@@ -224,6 +225,27 @@ test("the jobs list filters by the URL and a paused job is approved from the lis
   await expect(row).toHaveCount(0);
   await page.getByLabel("Status").selectOption("");
   await expect(page.locator(`tr[data-job-id="${jobId}"]`)).toContainText("Succeeded", { timeout: 60_000 });
+});
+
+test("a preview whose refresh a policy skips says on its step that deletes could not be computed", async ({ page }) => {
+  const h = await openDatabase({ url: e2eState().dbUrl, migrate: false });
+  try {
+    const [org] = await h.db.select().from(organizations).where(eq(organizations.slug, "acme"));
+    const quick = await draftComponent(h.db, systemActor(org.id), { environment: "dev", kind: "StaticSite", name: "quick-site", spec: { site_name: "quick", title: "quick" }, connection: "local-sandbox" });
+    await signIn(page, ENGINEER.email, ENGINEER.password);
+    // Deployed first: a plan against no state computes every delete (there is nothing to delete).
+    await openComponent(page, "quick-site");
+    await runJob(page, "Update", "First deploy");
+    await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 120_000 });
+    await setFlowControlPolicy(h.db, systemActor(org.id), { selector: "component", target: quick.id, toggles: { manualStart: false, skipRefresh: true, previewBeforeApply: true, pauseBeforeApply: false, protectDeletes: false } });
+  } finally {
+    await h.close();
+  }
+  await openComponent(page, "quick-site");
+  await runJob(page, "Preview", "A quick look without refresh");
+  await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 120_000 });
+  await openStep(page, "preview");
+  await expect(page.getByTestId("deletes-not-computed")).toContainText("Refresh was skipped, so deletes of things already gone could not be computed");
 });
 
 test("a viewer sees jobs but no action buttons", async ({ page }) => {

@@ -1,7 +1,7 @@
 "use client";
 import { Fragment, useState } from "react";
 import dynamic from "next/dynamic";
-import { ChevronRight } from "lucide-react";
+import { AlertTriangle, ChevronRight } from "lucide-react";
 import { NOT_EXECUTED } from "@/lib/delete-protection";
 import type { JobResult, JobStatus, ProgressEvent, ResourcePayload, StepName, SummaryPayload } from "@/lib/runner-protocol";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
@@ -24,6 +24,8 @@ export interface StepView {
   reason: string | null;
   startedAt: Date | string | null;
   endedAt: Date | string | null;
+  /** A preview's saved plan, with the counts the runner reported. */
+  plan?: { summary?: Record<string, unknown> | null } | null;
 }
 
 /** The job's steps, each with its live indicator and duration; a step expands to its log, resource changes and summary. */
@@ -80,6 +82,11 @@ export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps:
               <div id={`step-${s.step}-body`} className="space-y-4 bg-slate-50/60 px-5 pb-5 pt-1">
                 <LogPane store={store} step={s.step} live={s.status === "running" || s.status === "queued"} />
                 <StepSummaries events={store.events} step={s.step} />
+                {s.plan?.summary?.deleteOperationsComputed === false && (
+                  <p className="flex gap-1.5 text-sm text-amber-800" data-testid="deletes-not-computed">
+                    <AlertTriangle className="mt-0.5 h-4 w-4 shrink-0" /> Refresh was skipped, so deletes of things already gone could not be computed: zero deletes here does not mean none are needed.
+                  </p>
+                )}
                 <ResourceChanges rows={resources} counts={counts} />
               </div>
             )}
