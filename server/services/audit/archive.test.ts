@@ -23,7 +23,13 @@ beforeAll(async () => {
   t = await createTestDatabase();
   org = await seedTestOrg(t.db);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "audit-archive-"));
-  for (let i = 1; i <= 5; i++) await recordAudit(t.db, org.actor(), { action: "variable.create", targetName: `v${i}`, summary: `event ${i}` });
+  for (let i = 1; i <= 5; i++) {
+    // Each event in a millisecond of its own: the retention cut is a JavaScript Date (milliseconds), and two events
+    // recorded within one millisecond (a fast machine) would fall on the same side of it.
+    const tick = Date.now();
+    while (Date.now() === tick);
+    await recordAudit(t.db, org.actor(), { action: "variable.create", targetName: `v${i}`, summary: `event ${i}` });
+  }
 });
 afterAll(async () => {
   await t.close();
