@@ -246,6 +246,12 @@ test("a preview whose refresh a policy skips says on its step that deletes could
   await expect(page.getByTestId("job-result")).toHaveText("Succeeded", { timeout: 120_000 });
   await openStep(page, "preview");
   await expect(page.getByTestId("deletes-not-computed")).toContainText("Refresh was skipped, so deletes of things already gone could not be computed");
+  // The record names the module version it ran and its registry, and each attempt its credential.
+  await expect(page.getByTestId("job-module")).toHaveText("static-site-gated@1.0.1");
+  await expect(page.getByText("organization registry", { exact: true })).toBeVisible();
+  await expect(page.getByRole("table", { name: "Runner attempts" })).toContainText(/jcr_/);
+  await expect(logText(page, "preview")).toContainText("Outputs:");
+  await screenshot(page, "job-preview-no-refresh");
 });
 
 test("a viewer sees jobs but no action buttons", async ({ page }) => {

@@ -14,7 +14,6 @@ import { Tabs } from "@/components/ui/tabs";
 import { relativeTime } from "@/components/ui/time";
 import { ActivityTab } from "@/components/audit/activity-tab";
 import { REASONS } from "@/lib/job-reasons";
-import type { JobModule } from "@/lib/preflight";
 import { COMPONENT_STATUS_WORDS } from "@/lib/component-lifecycle";
 import { versionHref } from "@/components/infra-components/component-ui";
 import { ApproveButton } from "./approve-dialog";
@@ -50,7 +49,7 @@ export function JobDetail({ id }: { id: string }) {
   if (job.error || !j) return <ErrorState error={job.error} retry={() => job.refetch()} />;
 
   const route = j.route;
-  const mod = moduleOf(j.preflight);
+  const mod = moduleOf(j);
   const preflight = j.preflight;
   const failed = j.steps.find((s) => s.result === "failed");
   const failedStep = failed?.step;
@@ -131,7 +130,10 @@ export function JobDetail({ id }: { id: string }) {
         </Meta>
         <Meta label="Engine">{mod?.engine ?? "—"}</Meta>
         <Meta label="Module">
-          <span className="font-mono text-xs">{mod?.module ?? "not resolved"}</span>
+          <span className="font-mono text-xs" data-testid="job-module">
+            {mod?.module ?? "not resolved"}
+          </span>
+          {mod?.registry && <span className="block text-xs text-slate-500">{mod.registry} registry</span>}
         </Meta>
         {j.rerunOf && (
           <Meta label="Re-run of">
@@ -247,7 +249,7 @@ export function JobDetail({ id }: { id: string }) {
             </div>
           </Card>
 
-          <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} module={j.module} />
+          <IacInput id={j.id} available={j.hasIacInput} moduleSha256={j.moduleSha256} />
         </div>
           </>
         )}
@@ -342,7 +344,7 @@ function Outputs({ outputs, completed }: { outputs: Record<string, { value: unkn
   );
 }
 
-function IacInput({ id, available, moduleSha256, module }: { id: string; available: boolean; moduleSha256: string | null; module: JobModule | null }) {
+function IacInput({ id, available, moduleSha256 }: { id: string; available: boolean; moduleSha256: string | null }) {
   const org = useOrg();
   const trpc = useTRPC();
   const [open, setOpen] = useState(false);
@@ -353,11 +355,6 @@ function IacInput({ id, available, moduleSha256, module }: { id: string; availab
       description={
         moduleSha256 ? (
           <>
-            {module && (
-              <span className="mr-1" data-testid="job-module">
-                Module <span className="font-medium text-slate-700">{`${module.name}@${module.version}`}</span> ({module.provisioner}, {module.registry} registry) ·
-              </span>
-            )}
             Module SHA-256 <code className="break-all text-xs">{moduleSha256}</code>
           </>
         ) : (

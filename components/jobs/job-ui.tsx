@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import { Ban, CheckCircle2, Circle, CircleDashed, Hand, Loader2, MinusCircle, XCircle } from "lucide-react";
 import { glyphOf, type ResourceAction } from "@/lib/display";
+import type { JobModule } from "@/lib/preflight";
 import type { JobOperationKind, JobResult, JobStatus } from "@/lib/runner-protocol";
 import { Badge, type BadgeTone } from "@/components/ui/badge";
 import { cn } from "@/components/ui/cn";
@@ -101,9 +102,11 @@ export function elapsed(start: Date | string | null | undefined, end: Date | str
   return duration(Math.max(0, to - from));
 }
 
-/** The module and engine from the preflight report (`static-site@1.0.0 (builtin, platform registry)`). */
-export function moduleOf(preflight: unknown): { module: string; engine: string } | null {
-  const checks = (preflight as { checks?: { essential: string; resolvedTo: string | null }[] } | null)?.checks;
+/** The module, its engine and its registry, from the job's record (or, for older jobs, its preflight report: `static-site@1.0.0 (builtin, platform registry)`). */
+export function moduleOf(job: { module?: JobModule | null; preflight: unknown }): { module: string; engine: string; registry: JobModule["registry"] | null } | null {
+  if (job.module) return { module: `${job.module.name}@${job.module.version}`, engine: job.module.provisioner, registry: job.module.registry };
+  // Jobs made before the record kept its module: what their preflight resolved.
+  const checks = (job.preflight as { checks?: { essential: string; resolvedTo: string | null }[] } | null)?.checks;
   const m = checks?.find((c) => c.essential === "module")?.resolvedTo?.match(/^(\S+) \(([^,)]+)/);
-  return m ? { module: m[1], engine: m[2] } : null;
+  return m ? { module: m[1], engine: m[2], registry: null } : null;
 }
