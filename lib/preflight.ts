@@ -2,7 +2,7 @@
 // each resolved or not, with the places looked at and the fix. The server writes it; the console,
 // the CLI and scripts read it.
 import type { z } from "zod";
-import type { preflightCheckSchema, preflightReportSchema } from "./api/schemas";
+import type { jobModuleSchema, preflightCheckSchema, preflightReportSchema } from "./api/schemas";
 
 export const ESSENTIALS = ["module", "credentials", "backend", "runner", "flow_control", "secrets"] as const;
 export type Essential = (typeof ESSENTIALS)[number];
@@ -20,12 +20,5 @@ export const ESSENTIAL_LABEL: Record<Essential, string> = {
 /** The report's shapes are defined once, in the API schemas (lib/api/schemas.ts). */
 export type PreflightCheck = z.infer<typeof preflightCheckSchema>;
 export type PreflightReport = z.infer<typeof preflightReportSchema>;
-
-/** The IaC module version a job runs, as its record keeps it (its bundle's SHA-256 is the job's moduleSha256). */
-export interface JobModule {
-  name: string;
-  version: string;
-  provisioner: string;
-  /** The registry the version came from. */
-  registry: "platform" | "organization";
-}
+/** The module version a job runs and its registry (lib/api/schemas.ts jobModuleSchema). */
+export type JobModule = z.infer<typeof jobModuleSchema>;

@@ -12,3 +12,6 @@ export function summaryWords(s: SummaryPayload): string {
   if (s.skippedDeletes) parts.push(skippedWords(s.skippedDeletes));
   return parts.join(", ");
 }
+
+/** A plan made without refresh (delete_operations_computed false), in the plan review's notes and on the job page. */
+export const DELETES_NOT_COMPUTED = "Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.";

@@ -52,6 +52,15 @@ export function openWith(sealed: string, key: Buffer): Buffer {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]);
 }
 
+/** The value `key` sealed, or null when `key` did not seal it. */
+export function openedWith(sealed: string, key: Buffer): Buffer | null {
+  try {
+    return openWith(sealed, key);
+  } catch {
+    return null;
+  }
+}
+
 /** With `key`, opens with that key only; otherwise with the server key, then each previous key (a rotation in progress). */
 export function decryptBytes(sealed: string, key?: Buffer): Buffer {
   if (key) return openWith(sealed, key);
@@ -59,11 +68,8 @@ export function decryptBytes(sealed: string, key?: Buffer): Buffer {
     return openWith(sealed, serverKey());
   } catch (err) {
     for (const previous of previousServerKeys()) {
-      try {
-        return openWith(sealed, previous);
-      } catch {
-        // not this one either
-      }
+      const opened = openedWith(sealed, previous);
+      if (opened) return opened;
     }
     throw err;
   }

@@ -6,7 +6,7 @@
 import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
 import { rowsOf, type Database } from "@/db/client";
 import { artifacts, connections, secrets } from "@/db/schema";
-import { encryptBytes, openWith, previousServerKeys, serverKey } from "./crypto";
+import { encryptBytes, openedWith, previousServerKeys, serverKey } from "./crypto";
 
 /** One kind of sealed value: how to read a page of them after a key, and to re-seal one if it is unchanged. */
 interface SealedColumn {
@@ -86,13 +86,6 @@ export interface ResealReport {
 export async function resealUnderServerKey(db: Database, key: Buffer = serverKey(), previous: Buffer[] = previousServerKeys()): Promise<ResealReport | null> {
   if (!previous.length) return null;
   const report: ResealReport = { resealed: {}, unreadable: {}, changedMeanwhile: 0 };
-  const opens = (sealed: string, k: Buffer) => {
-    try {
-      return openWith(sealed, k);
-    } catch {
-      return null;
-    }
-  };
   for (const column of SEALED) {
     let after: string | null = null;
     for (;;) {
@@ -100,9 +93,9 @@ export async function resealUnderServerKey(db: Database, key: Buffer = serverKey
       if (!rows.length) break;
       after = rows.at(-1)!.key;
       for (const row of rows) {
-        if (opens(row.sealed, key)) continue;
+        if (openedWith(row.sealed, key)) continue;
         let plain: Buffer | null = null;
-        for (const k of previous) if ((plain = opens(row.sealed, k))) break;
+        for (const k of previous) if ((plain = openedWith(row.sealed, k))) break;
         if (!plain) {
           report.unreadable[column.what] = (report.unreadable[column.what] ?? 0) + 1;
           continue;

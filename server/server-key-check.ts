@@ -7,18 +7,14 @@
 import { and, desc, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { connections, secrets, serverKeyCheck } from "@/db/schema";
-import { decryptSecret, encryptSecret, previousServerKeys, serverKey } from "./crypto";
+import { encryptSecret, openedWith, previousServerKeys, serverKey } from "./crypto";
 
 /** What the key check seals. */
 const KEY_CHECK = "planton server key check";
 
 const opens = (sealed: string, key: Buffer, plain?: string) => {
-  try {
-    const opened = decryptSecret(sealed, key);
-    return plain === undefined || opened === plain;
-  } catch {
-    return false;
-  }
+  const opened = openedWith(sealed, key);
+  return opened !== null && (plain === undefined || opened.toString("utf8") === plain);
 };
 
 /**

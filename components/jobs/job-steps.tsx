@@ -5,7 +5,7 @@ import { AlertTriangle, ChevronRight } from "lucide-react";
 import { NOT_EXECUTED } from "@/lib/delete-protection";
 import type { JobResult, JobStatus, ProgressEvent, ResourcePayload, StepName, SummaryPayload } from "@/lib/runner-protocol";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
-import { summaryWords } from "@/lib/summary-words";
+import { DELETES_NOT_COMPUTED, summaryWords } from "@/lib/summary-words";
 import { cn } from "@/components/ui/cn";
 import { LoadingState } from "@/components/ui/page";
 import type { JobEventStore } from "./job-events";
@@ -84,7 +84,7 @@ export function JobSteps({ steps, jobStatus, store, now, defaultOpen }: { steps:
                 <StepSummaries events={store.events} step={s.step} />
                 {s.plan?.summary?.deleteOperationsComputed === false && (
                   <p className="flex gap-1.5 text-sm text-amber-800" data-testid="deletes-not-computed">
-                    <AlertTriangle className="mt-0.5 h-4 w-4 shrink-0" /> Refresh was skipped, so deletes of things already gone could not be computed: zero deletes here does not mean none are needed.
+                    <AlertTriangle className="mt-0.5 h-4 w-4 shrink-0" /> {DELETES_NOT_COMPUTED}
                   </p>
                 )}
                 <ResourceChanges rows={resources} counts={counts} />

@@ -108,6 +108,14 @@ export const jobPageSchema = z
   .object({ jobs: z.array(jobSummarySchema), nextCursor: z.string().nullable().meta({ description: "Pass as ?cursor= for the next page; null on the last" }) })
   .meta({ id: "InfraJobPage" });
 
+/** The IaC module version a job runs, as its record keeps it (its bundle's SHA-256 is the job's moduleSha256). */
+export const jobModuleSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  provisioner: z.string(),
+  registry: z.enum(["platform", "organization"]).meta({ description: "The registry the version came from" }),
+});
+
 /** The job's own record: what create, cancel, resume and rerun answer with. */
 export const jobRecordSchema = z
   .object({
@@ -115,13 +123,7 @@ export const jobRecordSchema = z
     orgId: z.string(),
     preflight: preflightReportSchema,
     moduleSha256: z.string().nullable(),
-    module: z
-      .object({
-        name: z.string(),
-        version: z.string(),
-        provisioner: z.string(),
-        registry: z.enum(["platform", "organization"]).meta({ description: "The registry the version came from" }),
-      })
+    module: jobModuleSchema
       .nullable()
       .meta({ description: "The IaC module version the job runs (its bundle's SHA-256 is moduleSha256); null when preflight found none, and for jobs made before it was kept" }),
     policy: jobPolicySchema.nullable(),

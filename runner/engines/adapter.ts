@@ -89,8 +89,9 @@ export async function finalStateSave(ctx: StepContext, state: StateV4 | null, sa
     await save();
   } catch (err) {
     if (!state) throw err;
-    const why = err instanceof Error ? err.message : String(err);
-    const file = path.join(ctx.stateBackupDir, `${ctx.input.jobId}-${ctx.attemptId}-${ctx.step}.tfstate`.replace(/[^A-Za-z0-9_.-]/g, "_"));
+    const why = failure(err).reason;
+    // Named as the attempt's workspace is (<job>-<attempt>, made safe for a file name there), with the step.
+    const file = path.join(ctx.stateBackupDir, `${path.basename(ctx.workDir)}-${ctx.step}.tfstate`);
     const kept = await privateFolder(ctx.stateBackupDir)
       .then(() => writePrivateFile(file, JSON.stringify(state, null, 2)))
       .then(() => true, (e: unknown) => (ctx.log.error("the state could not be kept on this host either", { file, error: String(e) }), false));

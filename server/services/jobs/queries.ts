@@ -7,6 +7,7 @@ import { rowsOf, type Queryable } from "@/db/client";
 import { approvals, artifacts, connections, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import type { NotExecuted } from "@/lib/delete-protection";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS, planReviewRenditionSchema } from "@/lib/runner-protocol";
+import { DELETES_NOT_COMPUTED } from "@/lib/summary-words";
 import type { Role } from "@/lib/roles";
 import { routeSentence, type JobRoute } from "@/lib/runner-routing";
 import { shownConnectionConfig } from "@/lib/catalog";
@@ -298,7 +299,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
     (byKind[o.type] ??= {})[o.action] = (byKind[o.type]?.[o.action] ?? 0) + 1;
     if (!o.executes) notExecuted[o.action] = (notExecuted[o.action] ?? 0) + 1;
   }
-  if (changesListed && plan.delete_operations_computed === false) notes.push("Refresh was skipped, so deletes of things already gone could not be computed; zero deletes here does not mean none are needed.");
+  if (changesListed && plan.delete_operations_computed === false) notes.push(DELETES_NOT_COMPUTED);
   return {
     jobId: id,
     artifactId: art.id,

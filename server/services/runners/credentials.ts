@@ -64,13 +64,15 @@ function learntUnder(): NonNullable<typeof learnt> {
   return learnt;
 }
 
+const fingerprintUnder = (key: Buffer, tokenHash: string) => createHmac("sha256", key).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+
 /** Keyed, so the credential (readable by whoever holds it) tells nothing about the token hash. `previous`: under a previous server key. */
 export function runnerTokenFingerprint(tokenHash: string, previous?: Buffer): string {
-  if (previous) return createHmac("sha256", previous).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+  if (previous) return fingerprintUnder(previous, tokenHash);
   const { from, fingerprints } = learntUnder();
   let fingerprint = fingerprints.get(tokenHash);
   if (fingerprint === undefined) {
-    fingerprint = createHmac("sha256", from).update(`runner token ${tokenHash}`).digest("hex").slice(0, 16);
+    fingerprint = fingerprintUnder(from, tokenHash);
     if (fingerprints.size >= KEPT) fingerprints.clear();
     fingerprints.set(tokenHash, fingerprint);
   }
