@@ -173,6 +173,31 @@ describe("s3 kind on s3rver", () => {
     await store.close();
   });
 
+  it("reads a copy it wrote back by its ETag (the MD5 s3rver computed over the bytes it holds), and any other object's bytes by a GET", async () => {
+    const store = open();
+    const counts = countRequests(store);
+    const key = `${randomUUID()}.tfstate`;
+    const first = storedStateOf(state(1, "etag"));
+    expect(await store.create!(key, first)).toBe(true);
+    for (const k of Object.keys(counts)) delete counts[k];
+    expect(await store.checksum!(key)).toBe(first.checksum);
+    expect(counts).toEqual({ HeadObjectCommand: 1 });
+
+    // Another writer replaces the object: its ETag is no longer the MD5 of what this store wrote, so the bytes decide.
+    const other = storedStateOf(state(2, "etag"));
+    const elsewhere = open();
+    await elsewhere.write(key, other);
+    expect(await store.checksum!(key)).toBe(other.checksum);
+    expect(counts).toEqual({ HeadObjectCommand: 2, GetObjectCommand: 1 });
+    // A store that did not write the object reads it; one that wrote it last confirms it by the HEAD.
+    expect(await open().checksum!(key)).toBe(other.checksum);
+    expect(await elsewhere.checksum!(key)).toBe(other.checksum);
+    await store.delete(key);
+    expect(await store.checksum!(key)).toBeNull();
+    expect(await elsewhere.checksum!(key)).toBeNull();
+    await Promise.all([store.close(), elsewhere.close()]);
+  });
+
   it("r2 is the same store with an account endpoint", async () => {
     expect(openR2Store({ accountId: "abc123", bucket: "b", credentials: server.credentials }).kind).toBe("r2");
     const r2 = openR2Store({ accountId: "unused", endpoint: server.endpoint, bucket: server.bucket, prefix: "r2/", credentials: server.credentials });

@@ -1,7 +1,7 @@
 // The `s3` kind (and `r2`, Cloudflare's S3-compatible service: the same code with an endpoint). States
 // are objects under an optional prefix; the lock is OpenTofu's `use_lockfile`: `<key>.tflock` holding
 // the lock info JSON, created by a conditional write (If-None-Match: *) so only one writer can create it.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -39,6 +39,9 @@ export interface R2StoreOptions extends Omit<S3StoreOptions, "endpoint" | "regio
 }
 
 
+/** How many objects' digests a store remembers of what it wrote (the oldest forgotten first): a move reads a chunk's copies back within moments. */
+const WRITTEN_KEPT = 4096;
+
 const status = (e: unknown) => (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 const isMissing = (e: unknown) => status(e) === 404 || (e as { name?: string })?.name === "NoSuchKey";
 
@@ -46,6 +49,8 @@ class S3StateStore implements StateStore {
   readonly client: S3Client;
   private readonly prefix: string;
   private conditionalWrites?: Promise<boolean>;
+  /** The MD5 and SHA-256 of the bytes this store last wrote under an object key: checksum() confirms them by the ETag alone. */
+  private readonly written = new Map<string, { md5: string; sha256: string }>();
 
   constructor(
     readonly kind: "s3" | "r2",
@@ -85,15 +90,38 @@ class S3StateStore implements StateStore {
     return bytes ? storedStateOf(bytes) : null;
   }
 
+  /**
+   * The SHA-256 of the bytes under `key`. Where this store wrote them, a HEAD answers it: the object's ETag is the MD5 the
+   * server computed over the bytes it holds (a single PUT's, without KMS encryption), and equal to the MD5 of the bytes
+   * written it means those bytes are there — the move's read-back without downloading every copy again (AWS's own way to
+   * check an upload). Any other ETag (the object changed since, or its ETag is not an MD5) and any object it did not
+   * write: the bytes are read and hashed.
+   */
   async checksum(key: string): Promise<string | null> {
-    const bytes = await this.getBytes(this.objectKey(key));
+    const objectKey = this.objectKey(key);
+    const mine = this.written.get(objectKey);
+    if (mine) {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey })).catch((e) => (isMissing(e) ? null : Promise.reject(e)));
+      if (!head) return null;
+      if (head.ETag?.replaceAll('"', "").toLowerCase() === mine.md5) return mine.sha256;
+    }
+    const bytes = await this.getBytes(objectKey);
     return bytes ? sha256Of(bytes).hex : null;
   }
 
-  async write(key: string, state: StoredState): Promise<void> {
+  private async put(key: string, state: StoredState, ifNoneMatch?: "*"): Promise<void> {
+    const objectKey = this.objectKey(key);
+    this.written.delete(objectKey);
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key), Body: state.bytes, ContentType: "application/json" }),
+      new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: state.bytes, ContentType: "application/json", IfNoneMatch: ifNoneMatch }),
     );
+    // Both hashed here, from the bytes sent (not the state's own checksum field, which a caller could have set apart from them).
+    this.written.set(objectKey, { md5: createHash("md5").update(state.bytes).digest("hex"), sha256: sha256Of(state.bytes).hex });
+    if (this.written.size > WRITTEN_KEPT) this.written.delete(this.written.keys().next().value!);
+  }
+
+  async write(key: string, state: StoredState): Promise<void> {
+    await this.put(key, state);
   }
 
   /**
@@ -131,9 +159,7 @@ class S3StateStore implements StateStore {
       if (exists) return false;
     }
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key), Body: state.bytes, ContentType: "application/json", IfNoneMatch: "*" }),
-      );
+      await this.put(key, state, "*");
       return true;
     } catch (e) {
       if (status(e) === 412 || status(e) === 409) return false;
@@ -215,6 +241,7 @@ class S3StateStore implements StateStore {
 
   async delete(key: string): Promise<void> {
     // S3 answers success for a missing key, so deleting nothing is not an error.
+    this.written.delete(this.objectKey(key));
     await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) }));
     await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) + LOCK_SUFFIX }));
   }
