@@ -18,6 +18,7 @@ import {
   type WhoamiResponse,
 } from "../lib/runner-protocol";
 import type { LockInfo, StateV4 } from "../engine/index";
+import type { PulumiCheckpoint } from "../state-backends/rules";
 import type { EngineVersions } from "./engines/detect";
 
 export class HttpError extends Error {
@@ -296,7 +297,8 @@ export class JobClient {
     return parseBody(res.bytes) as StateV4;
   }
 
-  async putState(state: StateV4, lockId: string): Promise<void> {
+  /** An OpenTofu v4 state, or a Pulumi checkpoint (the Pulumi adapter's). */
+  async putState(state: StateV4 | PulumiCheckpoint, lockId: string): Promise<void> {
     await this.transport.request(`${this.base}/state?${new URLSearchParams({ lockId })}`, { method: "PUT", body: state });
   }
 

@@ -6,6 +6,7 @@ import { EngineError } from "../engine/index";
 import type { JobClient } from "./client";
 import { journalLine, stateDigest, type StateJournalBatch, type StateJournalCommitResult } from "../lib/state-delta";
 import { StateJournalUploader } from "./state-journal";
+import type { PulumiCheckpoint } from "../state-backends/rules";
 
 export class RemoteStateBackend implements StateBackend {
   private heldLockId: string | undefined;
@@ -44,7 +45,8 @@ export class RemoteStateBackend implements StateBackend {
     return this.job.getState();
   }
 
-  async put(state: StateV4): Promise<void> {
+  /** The whole state, under the lock held now: an OpenTofu v4 state, or a Pulumi checkpoint (the Pulumi adapter's). */
+  async put(state: StateV4 | PulumiCheckpoint): Promise<void> {
     if (!this.heldLockId) throw new EngineError("Error writing state: the runner does not hold the state lock; nothing was written.");
     await this.job.putState(state, this.heldLockId);
   }

@@ -23,9 +23,9 @@ export class StateWriteRefused extends Error {
 }
 
 /** A Pulumi checkpoint (`{version: 3, checkpoint: {stack, latest: {manifest: {time}, resources}}}`), as Pulumi's backends keep a stack. */
-interface PulumiCheckpoint {
+export interface PulumiCheckpoint {
   version: 3;
-  checkpoint: { stack?: unknown; latest?: { manifest?: { time?: unknown } } | null };
+  checkpoint: { stack?: unknown; latest?: ({ manifest?: { time?: unknown }; resources?: unknown } & Record<string, unknown>) | null };
 }
 
 export function isPulumiCheckpoint(parsed: unknown): parsed is PulumiCheckpoint {
@@ -46,6 +46,24 @@ export function pulumiIdentity(parsed: PulumiCheckpoint): { serial: number; line
   return { serial: Number.isFinite(ms) && ms > 0 ? ms : 0, lineage: typeof stack === "string" && stack ? stack : "pulumi" };
 }
 
+export const NO_STATE_IDENTITY =
+  "Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state (or a Pulumi checkpoint, version 3).";
+
+/** The identity a parsed state carries — OpenTofu v4's serial and lineage, or a Pulumi checkpoint's (pulumiIdentity) — or null when it has none. */
+export function stateIdentity(parsed: unknown): { serial: number; lineage: string } | null {
+  if (isPulumiCheckpoint(parsed)) return pulumiIdentity(parsed);
+  const p = (parsed ?? {}) as { serial?: unknown; lineage?: unknown };
+  if (typeof p.serial !== "number" || !Number.isInteger(p.serial) || p.serial < 0 || typeof p.lineage !== "string" || !p.lineage) return null;
+  return { serial: p.serial, lineage: p.lineage };
+}
+
+/** The same state at another serial: OpenTofu's `serial` field, or a Pulumi checkpoint's deployment time (its serial, in milliseconds). */
+export function atSerial(parsed: object, serial: number): object {
+  if (!isPulumiCheckpoint(parsed)) return { ...parsed, serial };
+  const latest = parsed.checkpoint.latest ?? {};
+  return { ...parsed, checkpoint: { ...parsed.checkpoint, latest: { ...latest, manifest: { ...(latest.manifest ?? {}), time: new Date(serial).toISOString() } } } };
+}
+
 /** A state as bytes with its identity, from the bytes alone (OpenTofu v4 JSON carries serial and lineage; a Pulumi checkpoint, see pulumiIdentity). */
 export function storedStateOf(bytes: Uint8Array): StoredState {
   let parsed: unknown;
@@ -62,12 +80,9 @@ export function storedStateOf(bytes: Uint8Array): StoredState {
  * elsewhere, e.g. Postgres's jsonb, whose canonical JSON the bytes are): the identity is read from it, not parsed again.
  */
 export function storedStateOfParsed(parsed: unknown, bytes: Uint8Array): StoredState {
-  if (isPulumiCheckpoint(parsed)) return { bytes, ...pulumiIdentity(parsed), checksum: sha256Of(bytes).hex };
-  const p = (parsed ?? {}) as { serial?: unknown; lineage?: unknown };
-  if (typeof p.serial !== "number" || !Number.isInteger(p.serial) || p.serial < 0 || typeof p.lineage !== "string" || !p.lineage) {
-    throw new StateWriteRefused("Nothing was written: the state has no whole-number serial and non-empty lineage. Write an OpenTofu v4 state.");
-  }
-  return { bytes, serial: p.serial, lineage: p.lineage, checksum: sha256Of(bytes).hex };
+  const identity = stateIdentity(parsed);
+  if (!identity) throw new StateWriteRefused(NO_STATE_IDENTITY);
+  return { bytes, ...identity, checksum: sha256Of(bytes).hex };
 }
 
 /**

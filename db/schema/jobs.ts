@@ -1,7 +1,7 @@
 // Infra Jobs and what each one keeps: its steps, progress events, artifacts, approvals, runner
 // attempts; and the Planton-managed state of each component.
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PolicySelector, PolicyToggles } from "../../lib/flow-control";
 import type { JobModule, PreflightReport } from "../../lib/preflight";
 import type { RouteRule } from "../../lib/runner-routing";
@@ -186,7 +186,8 @@ export const stateObjects = pgTable("state_objects", {
   backendId: text("backend_id").notNull(),
   key: text("key").notNull(),
   lineage: text("lineage"),
-  serial: integer("serial"),
+  /** bigint: a Pulumi checkpoint's serial is its deployment's time in milliseconds (state-backends/rules.ts pulumiIdentity). */
+  serial: bigint("serial", { mode: "number" }),
   checksum: text("checksum"),
   /** The state's size in bytes (its canonical JSON, as its version's); null on a row not written since migration 0024. */
   size: integer("size"),
@@ -220,8 +221,8 @@ export const stateJournal = pgTable(
     lockId: text("lock_id").notNull(),
     lineage: text("lineage").notNull(),
     /** The serial the change applies onto, and the serial it makes. */
-    baseSerial: integer("base_serial").notNull(),
-    serial: integer("serial").notNull(),
+    baseSerial: bigint("base_serial", { mode: "number" }).notNull(),
+    serial: bigint("serial", { mode: "number" }).notNull(),
     addresses: text("addresses").array().notNull(),
     change: text("change").notNull(),
     createdAt: createdAt(),
@@ -239,7 +240,7 @@ export const stateVersions = pgTable(
     id: text("id").primaryKey(),
     orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
     componentId: text("component_id").notNull().references(() => infraComponents.id, { onDelete: "cascade" }),
-    serial: integer("serial").notNull(),
+    serial: bigint("serial", { mode: "number" }).notNull(),
     lineage: text("lineage").notNull(),
     checksum: text("checksum").notNull(),
     size: integer("size").notNull(),

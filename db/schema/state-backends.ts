@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./common";
 import { provisionerEnum } from "./catalog";
 import { connections } from "./connections";
@@ -81,7 +81,7 @@ export const stateMoveItems = pgTable(
     fromKey: text("from_key").notNull(),
     toKey: text("to_key").notNull(),
     size: integer("size").notNull().default(0),
-    serial: integer("serial"),
+    serial: bigint("serial", { mode: "number" }),
     checksum: text("checksum"),
     step: text("step").notNull().default("pending"),
     error: text("error"),

@@ -9,6 +9,7 @@ import type { EventDraft } from "../events";
 import type { Logger } from "../log";
 import { privateFolder, writePrivateFile } from "../private-files";
 import type { Redactor } from "../redact";
+import { stateIdentity, type PulumiCheckpoint } from "../../state-backends/rules";
 
 export interface PlanRef {
   artifactId: string;
@@ -84,7 +85,7 @@ export function failure(err: unknown): { ok: false; reason: string } {
  * it is written to the runner's state backups (0600, like OpenTofu's errored.tfstate), the runner's log says where,
  * and the step fails saying so — an operator compares it with what really exists before the component's next job.
  */
-export async function finalStateSave(ctx: StepContext, state: StateV4 | null, save: () => Promise<void>): Promise<void> {
+export async function finalStateSave(ctx: StepContext, state: StateV4 | PulumiCheckpoint | null, save: () => Promise<void>): Promise<void> {
   try {
     await save();
   } catch (err) {
@@ -96,9 +97,10 @@ export async function finalStateSave(ctx: StepContext, state: StateV4 | null, sa
       .then(() => writePrivateFile(file, JSON.stringify(state, null, 2)))
       .then(() => true, (e: unknown) => (ctx.log.error("the state could not be kept on this host either", { file, error: String(e) }), false));
     if (!kept) throw err;
-    ctx.log.error("the final state save failed; the state this step reached is kept on this host", { step: ctx.step, file, serial: state.serial, error: why });
+    const serial = stateIdentity(state)?.serial;
+    ctx.log.error("the final state save failed; the state this step reached is kept on this host", { step: ctx.step, file, serial, error: why });
     throw new Error(
-      `The final state save failed (${why}). The state this ${ctx.step} reached (serial ${state.serial}) is kept on runner host ${os.hostname()} at ${file}, readable by the runner's user only: ` +
+      `The final state save failed (${why}). The state this ${ctx.step} reached (serial ${serial}) is kept on runner host ${os.hostname()} at ${file}, readable by the runner's user only: ` +
         `compare it with what exists before the component's next job (the changes sent during the ${ctx.step} are in the backend already).`,
     );
   }

@@ -12,7 +12,7 @@ import { StateLockedError } from "../../engine/index";
 import { artifacts } from "../../db/schema";
 import { eq } from "drizzle-orm";
 import type { StepContext } from "./adapter";
-import { PulumiAdapter, PulumiOutputReader } from "./pulumi";
+import { ownBackend, PulumiAdapter, PulumiOutputReader } from "./pulumi";
 import { BuiltinAdapter } from "./builtin";
 import { TofuAdapter } from "./tofu";
 
@@ -175,6 +175,19 @@ describe("delete protection on engines that cannot leave a change out", () => {
     expect(r).toEqual({ ok: false, reason: expect.stringMatching(/^Nothing was applied: delete protection is on for this component, and Pulumi cannot tell before an update whether it deletes or replaces resources/) });
     expect((r as { reason: string }).reason).toContain('turn "Protect deletes" off for the component\'s flow-control policy (Settings → Flow Control) and run the update again');
     expect(await exists(marker)).toBe(false);
+  });
+});
+
+describe("a Pulumi module's own backend", () => {
+  it("is read from Pulumi.yaml (backend.url), shown without credentials or query; none without one", async () => {
+    const dir = await tempDir();
+    expect(await ownBackend(dir)).toBeNull();
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: pets\nruntime: nodejs\n");
+    expect(await ownBackend(dir)).toBeNull();
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: pets\nruntime: nodejs\nbackend:\n  url: s3://team-state/pets?region=eu-west-1&awssdk=v2\n");
+    expect(await ownBackend(dir)).toBe("s3://team-state/pets");
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: pets\nbackend:\n  url: https://ci:s3cret@pulumi.example.com/api\n");
+    expect(await ownBackend(dir)).toBe("https://pulumi.example.com/api");
   });
 });
 

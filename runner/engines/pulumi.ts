@@ -1,12 +1,16 @@
 // Pulumi through its CLI: engine events (`--json`) translated into progress events.
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { parse as parseYaml } from "yaml";
 import { engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION } from "../../lib/runner-protocol";
 import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
-import { failure, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
+import { RemoteStateBackend } from "../remote-state";
+import { isPulumiCheckpoint, pulumiIdentity, type PulumiCheckpoint } from "../../state-backends/rules";
 
 export const PULUMI_MISSING =
   "Pulumi is not installed on this runner: no `pulumi` binary on PATH. Install it on the runner host (https://www.pulumi.com/docs/install/, e.g. `curl -fsSL https://get.pulumi.com | sh`), or run the job on a runner that has it, then run the job again.";
@@ -51,6 +55,38 @@ export class PulumiOutputReader {
   }
 }
 
+/** What `pulumi stack export` writes and `pulumi stack import` takes: `{version: 3, deployment: {manifest, resources, …}}`. */
+interface PulumiDeployment {
+  version: number;
+  deployment: NonNullable<PulumiCheckpoint["checkpoint"]["latest"]>;
+}
+
+export const NOT_A_PULUMI_CHECKPOINT =
+  "Nothing ran: this component's state is not a Pulumi checkpoint (it holds an OpenTofu state, written by another engine). Run the component with the engine that wrote its state, or move that state aside (Settings → State Backends) before running Pulumi.";
+
+/** The backend a module's Pulumi.yaml names (`backend: {url: …}`), shown without credentials; null when it names none. */
+export async function ownBackend(moduleDir: string): Promise<string | null> {
+  for (const name of ["Pulumi.yaml", "Pulumi.yml"]) {
+    const text = await readFile(path.join(moduleDir, name), "utf8").catch(() => null);
+    if (text === null) continue;
+    let project: unknown;
+    try {
+      project = parseYaml(text);
+    } catch {
+      return null; // Pulumi itself says what is wrong with the file
+    }
+    const url = (project as { backend?: { url?: unknown } } | null)?.backend?.url;
+    if (typeof url !== "string" || !url) return null;
+    try {
+      const u = new URL(url);
+      return `${u.protocol}//${u.host}${u.pathname}`;
+    } catch {
+      return url.split("?")[0]!.replace(/\/\/[^@/]*@/, "//");
+    }
+  }
+  return null;
+}
+
 export class PulumiAdapter implements EngineAdapter {
   readonly name = "pulumi";
 
@@ -58,9 +94,12 @@ export class PulumiAdapter implements EngineAdapter {
     return `${ctx.input.component.environment}-${ctx.input.component.name}`.replace(/[^A-Za-z0-9_.-]/g, "-");
   }
 
-  private env(ctx: StepContext): NodeJS.ProcessEnv {
-    // State stays in the job's workspace unless the module's backend says otherwise.
-    return { PULUMI_BACKEND_URL: `file://${path.join(ctx.workDir, "pulumi-state")}`, PULUMI_CONFIG_PASSPHRASE: "", PULUMI_SKIP_UPDATE_CHECK: "1", ...ctx.env, PULUMI_EXPERIMENTAL: "1" };
+  private async env(ctx: StepContext): Promise<NodeJS.ProcessEnv> {
+    // Pulumi's own backend is a folder of the attempt's workspace: the component's state comes from, and goes back to,
+    // the component's state backend through withState. A module whose Pulumi.yaml names a backend keeps it (the
+    // variable would override it), and withState then leaves the state alone.
+    const backend = (await ownBackend(ctx.moduleDir)) ? {} : { PULUMI_BACKEND_URL: `file://${path.join(ctx.workDir, "pulumi-state")}` };
+    return { ...backend, PULUMI_CONFIG_PASSPHRASE: "", PULUMI_SKIP_UPDATE_CHECK: "1", ...ctx.env, PULUMI_EXPERIMENTAL: "1" };
   }
 
   private async run(ctx: StepContext, args: string[], command: string): Promise<void> {
@@ -70,7 +109,7 @@ export class PulumiAdapter implements EngineAdapter {
     const reader = new PulumiOutputReader(ctx.emit, { command, operation: STEP_SUMMARY_OPERATION[ctx.step] });
     const { code } = await runCli(bin, args, {
       cwd: ctx.moduleDir,
-      env: this.env(ctx),
+      env: await this.env(ctx),
       signal: ctx.signal,
       onStdout: (l) => reader.line(l),
       onStderr: (l) => l && ctx.emit({ type: "log", payload: { line: l, stream: "stderr" } }),
@@ -79,11 +118,54 @@ export class PulumiAdapter implements EngineAdapter {
     if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
   }
 
+  /**
+   * The component's state reaches Pulumi through Pulumi's own commands: the checkpoint the component's backend keeps
+   * (any kind, through the runner API, under the state lock) is imported into the attempt's backend before the command
+   * (`pulumi stack import`), and, when `save`, what the command left is exported after it (`pulumi stack export`, also
+   * after a failed command: the resources it made are in it) and written back when Pulumi recorded a new deployment —
+   * its manifest time, the checkpoint's serial. A preview (`save` false) writes nothing.
+   */
+  private async withState<T>(ctx: StepContext, operation: string, save: boolean, fn: () => Promise<T>): Promise<T> {
+    const own = await ownBackend(ctx.moduleDir);
+    if (own) {
+      ctx.emit({ type: "log", payload: { line: `This module's Pulumi.yaml names its own backend (${own}): the stack's state stays there, not on the component's state backend.` } });
+      return fn();
+    }
+    const backend = new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
+    const lock = await backend.lock({ Operation: operation });
+    try {
+      const stored: unknown = await backend.get();
+      if (stored && !isPulumiCheckpoint(stored)) throw new Error(NOT_A_PULUMI_CHECKPOINT);
+      const prior = stored ? (stored as PulumiCheckpoint) : null;
+      const stack = this.stack(ctx);
+      const file = path.join(ctx.workDir, "pulumi-deployment.json");
+      if (prior?.checkpoint.latest) {
+        const deployment: PulumiDeployment = { version: 3, deployment: prior.checkpoint.latest };
+        await writePrivateFile(file, JSON.stringify(deployment));
+        await this.run(ctx, ["stack", "import", "--file", file, "--stack", stack], "pulumi stack import");
+      }
+      try {
+        return await fn();
+      } finally {
+        if (save) {
+          await this.run(ctx, ["stack", "export", "--file", file, "--stack", stack], "pulumi stack export");
+          const exported = JSON.parse(await readFile(file, "utf8")) as PulumiDeployment;
+          // The checkpoint keeps the stack it was first written for: its lineage, which never changes.
+          const reached: PulumiCheckpoint = { version: 3, checkpoint: { stack: prior?.checkpoint.stack ?? stack, latest: exported.deployment } };
+          if (pulumiIdentity(reached).serial !== (prior ? pulumiIdentity(prior).serial : 0)) await finalStateSave(ctx, reached, () => backend.put(reached));
+        }
+        await rm(file, { force: true });
+      }
+    } finally {
+      await backend.unlock(lock.ID);
+    }
+  }
+
   private async outputs(ctx: StepContext): Promise<void> {
     const bin = findBinary(["pulumi"], ctx.env)!;
     const read = async (showSecrets: boolean) => {
       const args = ["stack", "output", "--json", "--stack", this.stack(ctx), ...(showSecrets ? ["--show-secrets"] : [])];
-      const { code, stdout } = await runCli(bin, args, { cwd: ctx.moduleDir, env: this.env(ctx), signal: ctx.signal });
+      const { code, stdout } = await runCli(bin, args, { cwd: ctx.moduleDir, env: await this.env(ctx), signal: ctx.signal });
       return code === 0 && stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : null;
     };
     // Without --show-secrets Pulumi prints "[secret]" for secret outputs: that says which ones are sensitive.
@@ -99,7 +181,7 @@ export class PulumiAdapter implements EngineAdapter {
       await this.run(ctx, ["stack", "select", "--create", this.stack(ctx), "--non-interactive"], "pulumi stack select");
       for (const [k, v] of Object.entries(ctx.variables)) {
         const args = ["config", "set", "--stack", this.stack(ctx), k, typeof v === "string" ? v : JSON.stringify(v)];
-        await runCli(findBinary(["pulumi"], ctx.env)!, args, { cwd: ctx.moduleDir, env: this.env(ctx), signal: ctx.signal });
+        await runCli(findBinary(["pulumi"], ctx.env)!, args, { cwd: ctx.moduleDir, env: await this.env(ctx), signal: ctx.signal });
       }
       return { ok: true };
     } catch (err) {
@@ -109,7 +191,7 @@ export class PulumiAdapter implements EngineAdapter {
 
   async refresh(ctx: StepContext): Promise<StepOutcome> {
     try {
-      await this.run(ctx, ["refresh", "--yes", "--json", "--stack", this.stack(ctx)], "pulumi refresh");
+      await this.withState(ctx, "OperationTypeRefresh", true, () => this.run(ctx, ["refresh", "--yes", "--json", "--stack", this.stack(ctx)], "pulumi refresh"));
       return { ok: true };
     } catch (err) {
       return failure(err);
@@ -120,10 +202,12 @@ export class PulumiAdapter implements EngineAdapter {
     try {
       const planFile = path.join(ctx.workDir, "pulumi-plan.json");
       const destroy = ctx.input.operation === "destroy" || ctx.input.operation === "destroy_preview";
-      if (destroy) await this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only");
-      else await this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview");
+      await this.withState(ctx, "OperationTypePlan", false, () =>
+        destroy
+          ? this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only")
+          : this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview"),
+      );
       if (destroy) return { ok: true };
-      const { readFile } = await import("node:fs/promises");
       const bytes = await readFile(planFile);
       const artifact = await ctx.job.uploadArtifact("plan", "pulumi-plan.json", bytes);
       return { ok: true, plan: { ...artifact, summary: {}, bytes } };
@@ -142,8 +226,10 @@ export class PulumiAdapter implements EngineAdapter {
         await writePrivateFile(planFile, await planBytes(ctx, ctx.plan));
         args.push("--plan", planFile);
       }
-      await this.run(ctx, args, "pulumi up");
-      await this.outputs(ctx);
+      await this.withState(ctx, "OperationTypeApply", true, async () => {
+        await this.run(ctx, args, "pulumi up");
+        await this.outputs(ctx);
+      });
       return { ok: true };
     } catch (err) {
       return failure(err);
@@ -152,7 +238,7 @@ export class PulumiAdapter implements EngineAdapter {
 
   async destroy(ctx: StepContext): Promise<StepOutcome> {
     try {
-      await this.run(ctx, ["destroy", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)], "pulumi destroy");
+      await this.withState(ctx, "OperationTypeDestroy", true, () => this.run(ctx, ["destroy", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)], "pulumi destroy"));
       return { ok: true };
     } catch (err) {
       return failure(err);
@@ -166,7 +252,7 @@ export class PulumiAdapter implements EngineAdapter {
       // Address form `<type token>.<name>`, e.g. `aws:s3/bucket:Bucket.my-bucket`.
       const dot = target.address.lastIndexOf(".");
       const [type, name] = dot > 0 ? [target.address.slice(0, dot), target.address.slice(dot + 1)] : [target.address, target.address];
-      await this.run(ctx, ["import", type, name, target.id, "--yes", "--json", "--stack", this.stack(ctx)], "pulumi import");
+      await this.withState(ctx, "OperationTypeImport", true, () => this.run(ctx, ["import", type, name, target.id, "--yes", "--json", "--stack", this.stack(ctx)], "pulumi import"));
       return { ok: true };
     } catch (err) {
       return failure(err);

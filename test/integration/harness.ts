@@ -50,7 +50,7 @@ export interface JobStack {
   runners: RunnerProcess[];
   component: (name: string, environment: string, kind: string, spec: Record<string, unknown>) => Promise<string>;
   /** A catalog kind served by one of the test modules (run by the builtin engine unless `provisioner` says otherwise). */
-  registerKind: (kind: string, moduleName: keyof typeof MODULES, fields?: object[], provisioner?: "builtin" | "tofu") => Promise<void>;
+  registerKind: (kind: string, moduleName: keyof typeof MODULES, fields?: object[], provisioner?: "builtin" | "tofu" | "pulumi") => Promise<void>;
   /** A flow-control policy on one component (the most specific selector: it wins whole). */
   componentPolicy: (componentName: string, toggles: Partial<PolicyToggles>) => Promise<void>;
   run: (component: string, operation: string, extra?: Record<string, unknown>) => Promise<{ id: string; status: string }>;

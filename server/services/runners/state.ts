@@ -9,7 +9,7 @@ import type { Database, Queryable } from "@/db/client";
 import { environments, infraComponents, runnerAttempts, runners, stateBackends, stateObjects } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { formatLockError, type LockInfo } from "@/lib/state-lock";
-import { StateLockedError, StateWriteRefused, writeRefusal } from "@/state-backends/rules";
+import { NO_STATE_IDENTITY, StateLockedError, StateWriteRefused, stateIdentity, writeRefusal } from "@/state-backends/rules";
 import type { StateBackend } from "@/state-backends/rules";
 import { conflict, PlantonError } from "../../errors";
 import { accessErrorSentence } from "../state-backends/access-test";
@@ -179,16 +179,11 @@ export async function getState(db: Database, access: JobAccess): Promise<unknown
   );
 }
 
-interface StateDoc {
-  lineage?: string;
-  serial?: number;
-}
 
 export async function putState(db: Database, access: JobAccess, lockId: string | null, state: unknown) {
-  const doc = state as StateDoc;
-  if (!doc || typeof doc !== "object" || typeof doc.lineage !== "string" || typeof doc.serial !== "number") {
-    throw new PlantonError("BAD_REQUEST", "Nothing was written: the body is not a version-4 state (it needs lineage and serial).");
-  }
+  // An OpenTofu v4 state, or a Pulumi checkpoint (the Pulumi adapter's stack export): the identity the write rules compare.
+  const identity = stateIdentity(state);
+  if (!identity) throw new PlantonError("BAD_REQUEST", NO_STATE_IDENTITY);
   return onJobState(
     db,
     access,
@@ -203,12 +198,12 @@ export async function putState(db: Database, access: JobAccess, lockId: string |
       }
       const { checksum, size } = stateDigest(state);
       const current = row.lineage != null && row.serial != null && row.checksum ? { lineage: row.lineage, serial: row.serial, checksum: row.checksum } : null;
-      const refusal = writeRefusal("this component's state", current, { lineage: doc.lineage!, serial: doc.serial!, checksum });
+      const refusal = writeRefusal("this component's state", current, { ...identity, checksum });
       if (refusal) throw conflict(refusal);
       // The version history keeps every content, appended with the write (nothing when the bytes are the same).
-      await writeStateContent(tx, row, { state, serial: doc.serial!, lineage: doc.lineage!, checksum, size, jobId: access.jobId, attemptId: access.attemptId });
+      await writeStateContent(tx, row, { state, ...identity, checksum, size, jobId: access.jobId, attemptId: access.attemptId });
       await dropStateJournal(tx, access.jobId);
-      return { ok: true, serial: doc.serial, checksum };
+      return { ok: true, serial: identity.serial, checksum };
     },
     async (backend, key) => {
       if (!lockId) throw conflict("Nothing was written: the write names no lock ID. Take the lock (POST …/state/lock) first.");

@@ -303,7 +303,7 @@ async function insertMove(db: Database, actor: Actor, plan: Plan, opts: RunOptio
       await tx.execute(sql`
         insert into state_move_items (id, move_id, component_id, provisioner, from_backend_id, to_backend_id, from_key, to_key, size, serial)
         select v.id, ${moveId}, v.cid, v.provisioner, v.src, v.dst, v.fk, v.tk, v.size, v.serial
-          from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, provisioner text, src text, dst text, fk text, tk text, size int, serial int)`);
+          from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, provisioner text, src text, dst text, fk text, tk text, size int, serial bigint)`);
       const where = Object.entries(plan.destinations).map(([p, b]) => `${p} → ${b.name}`).join(", ");
       const changes = { moveId, scope: plan.scope, destinations: Object.fromEntries(Object.entries(plan.destinations).map(([p, b]) => [p, b.name])), count: plan.items.length };
       // One component's migration is recorded on the component (its Activity shows it); a move off Planton-managed storage on the move.
@@ -575,7 +575,7 @@ async function commitStep(
   const { orgId, id: moveId } = ctx.move;
   const rows = JSON.stringify(items.map((i) => ({ id: i.id, ...opts.columns?.(i), ...opts.copied?.get(i.id) })));
   await ctx.db.execute(sql`
-    with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, backend text, key text, pm boolean, lock text, checksum text, size int, serial int)),
+    with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, cid text, backend text, key text, pm boolean, lock text, checksum text, size int, serial bigint)),
     ${opts.effects ? sql`${opts.effects},` : sql``}
     stepped as (
       update state_move_items i set step = ${to}, updated_at = now()${opts.copied ? sql`, checksum = v.checksum, size = v.size, serial = v.serial` : sql``}

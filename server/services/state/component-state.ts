@@ -6,6 +6,7 @@ import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { notFound } from "../../errors";
 import { openStore } from "../state-backends/open-store";
 import { servedComponents } from "../state-backends/served";
+import { isPulumiCheckpoint } from "@/state-backends/rules";
 
 export interface StateV4Doc {
   serial?: number;
@@ -35,7 +36,73 @@ function shownId(instance: StateInstance | undefined): string | null {
   return isSensitiveAttribute(instance, "id") ? SENSITIVE_VALUE : id;
 }
 
-const addressOf = (r: NonNullable<StateV4Doc["resources"]>[number]) => `${r.type}.${r.name}`;
+/** One resource of a state, read the same way from an OpenTofu v4 state and a Pulumi checkpoint. */
+export interface StateResource {
+  /** OpenTofu's address (module.x.type.name, data.type.name), or the Pulumi resource's URN. */
+  address: string;
+  managed: boolean;
+  type: string;
+  provider: string;
+  instances: (StateInstance & { index_key?: string | number })[];
+}
+
+/** What a state holds, from either engine's document: its resources, its outputs (never a sensitive value) and the engine version that wrote it. */
+export interface StateContents {
+  resources: StateResource[];
+  outputs: { name: string; sensitive: boolean; value: unknown }[];
+  engineVersion: string | null;
+}
+
+/** Pulumi marks a secret value as an object with this key and value (its "secret signature"). */
+const PULUMI_SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const holdsPulumiSecret = (v: unknown): boolean =>
+  !!v && typeof v === "object" && (Array.isArray(v) ? v.some(holdsPulumiSecret) : PULUMI_SECRET_SIG in v || Object.values(v).some(holdsPulumiSecret));
+
+interface PulumiResource {
+  urn?: string;
+  type?: string;
+  custom?: boolean;
+  delete?: boolean;
+  id?: string;
+  outputs?: Record<string, unknown>;
+}
+
+export function stateContents(doc: unknown): StateContents {
+  if (isPulumiCheckpoint(doc)) {
+    const latest = doc.checkpoint.latest ?? {};
+    const all = (Array.isArray(latest.resources) ? latest.resources : []) as PulumiResource[];
+    // A Pulumi output holding a secret anywhere in it is sensitive as a whole (its ciphertext is never shown either).
+    const sensitivePaths = (outputs: Record<string, unknown>) => Object.entries(outputs).filter(([, v]) => holdsPulumiSecret(v)).map(([k]) => [{ type: "get_attr", value: k }]);
+    const stackOutputs = all.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs ?? {};
+    const version = (latest.manifest as { version?: unknown } | undefined)?.version;
+    return {
+      // Custom resources (not component resources, providers, or ones pending deletion), by URN.
+      resources: all
+        .filter((r) => r.custom && !r.delete && typeof r.urn === "string" && !r.type?.startsWith("pulumi:providers:"))
+        .map((r) => ({
+          address: r.urn!,
+          managed: true,
+          type: r.type ?? "",
+          provider: (r.type ?? "").split(":")[0],
+          instances: [{ attributes: { ...(r.id !== undefined ? { id: r.id } : {}), ...(r.outputs ?? {}) }, sensitive_attributes: sensitivePaths({ id: r.id, ...(r.outputs ?? {}) }) }],
+        })),
+      outputs: Object.entries(stackOutputs).map(([name, v]) => (holdsPulumiSecret(v) ? { name, sensitive: true, value: null } : { name, sensitive: false, value: v })),
+      engineVersion: typeof version === "string" ? `pulumi ${version}` : null,
+    };
+  }
+  const v4 = (doc ?? {}) as StateV4Doc;
+  return {
+    resources: ((v4.resources ?? []) as (NonNullable<StateV4Doc["resources"]>[number] & { module?: string })[]).map((r) => ({
+      address: `${r.module ? `${r.module}.` : ""}${r.mode === "data" ? "data." : ""}${r.type}.${r.name}`,
+      managed: r.mode === "managed",
+      type: r.type,
+      provider: r.provider,
+      instances: r.instances ?? [],
+    })),
+    outputs: Object.entries(v4.outputs ?? {}).map(([name, o]) => ({ name, sensitive: !!o.sensitive, value: o.sensitive ? null : o.value })),
+    engineVersion: v4.terraform_version ?? null,
+  };
+}
 
 /**
  * The addresses of the resources the component's state holds, read from the backend that keeps it
@@ -51,8 +118,8 @@ export async function stateResourceAddresses(db: Queryable, orgId: string, compo
     try {
       const state = await store.read(served.key);
       if (!state) return { addresses: [], backend: backend.name, unreadable: null };
-      const doc = JSON.parse(Buffer.from(state.bytes).toString("utf8")) as StateV4Doc;
-      return { addresses: (doc.resources ?? []).filter((r) => r.mode === "managed").map(addressOf), backend: backend.name, unreadable: null };
+      const { resources } = stateContents(JSON.parse(Buffer.from(state.bytes).toString("utf8")));
+      return { addresses: resources.filter((r) => r.managed).map((r) => r.address), backend: backend.name, unreadable: null };
     } finally {
       await store.close?.();
     }
@@ -74,26 +141,20 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
     .leftJoin(stateBackends, eq(stateBackends.id, stateObjects.backendId))
     .where(eq(stateObjects.componentId, componentId));
   if (!row) return null;
-  const doc = (row.s.state ?? {}) as StateV4Doc;
+  const contents = stateContents(row.s.state);
   return {
     backend: { id: row.s.backendId, name: row.backendName, kind: row.backendKind },
     key: row.s.key,
     lineage: row.s.lineage,
     serial: row.s.serial,
     checksum: row.s.checksum,
-    engineVersion: doc.terraform_version ?? null,
+    engineVersion: contents.engineVersion,
     updatedAt: row.s.updatedAt,
     lock: row.s.lockInfo,
     lockedByJob: row.s.lockedByJob,
-    resources: (doc.resources ?? [])
-      .filter((r) => r.mode === "managed")
-      .map((r) => ({
-        address: addressOf(r),
-        type: r.type,
-        provider: r.provider,
-        instances: r.instances.length,
-        id: shownId(r.instances[0]),
-      })),
-    outputs: Object.entries(doc.outputs ?? {}).map(([name, o]) => ({ name, sensitive: !!o.sensitive, value: o.sensitive ? null : o.value })),
+    resources: contents.resources
+      .filter((r) => r.managed)
+      .map((r) => ({ address: r.address, type: r.type, provider: r.provider, instances: r.instances.length, id: shownId(r.instances[0]) })),
+    outputs: contents.outputs,
   };
 }

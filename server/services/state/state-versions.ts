@@ -7,11 +7,12 @@ import { newId } from "@/lib/ids";
 import { roleAllows } from "@/lib/roles";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { stateDigest } from "@/lib/state-delta";
+import { atSerial } from "@/state-backends/rules";
 import type { Actor } from "../../actor";
 import { recordAudit } from "../../audit";
 import { conflict, forbidden, notFound, PlantonError } from "../../errors";
 import { notifyQueue } from "../jobs/transitions";
-import { isSensitiveAttribute, type StateInstance, type StateV4Doc } from "./component-state";
+import { isSensitiveAttribute, stateContents, type StateInstance } from "./component-state";
 
 type StateRow = typeof stateObjects.$inferSelect;
 
@@ -108,17 +109,11 @@ async function versionOf(db: Queryable, actor: Actor, componentId: string, id: s
   return v;
 }
 
-type Resource = NonNullable<StateV4Doc["resources"]>[number];
-
-/** Each resource instance of a state by address (module.x.type.name[key]), as OpenTofu names them. */
-function instancesByAddress(doc: StateV4Doc): Map<string, StateInstance> {
+/** Each resource instance of a state by address (module.x.type.name[key], as OpenTofu names them; a Pulumi resource's URN). */
+function instancesByAddress(doc: unknown): Map<string, StateInstance> {
   const out = new Map<string, StateInstance>();
-  for (const r of (doc.resources ?? []) as (Resource & { module?: string })[]) {
-    const base = `${r.module ? `${r.module}.` : ""}${r.mode === "data" ? "data." : ""}${r.type}.${r.name}`;
-    for (const i of r.instances ?? []) {
-      const key = (i as { index_key?: string | number }).index_key;
-      out.set(key === undefined ? base : `${base}[${JSON.stringify(key)}]`, i);
-    }
+  for (const r of stateContents(doc).resources) {
+    for (const i of r.instances) out.set(i.index_key === undefined ? r.address : `${r.address}[${JSON.stringify(i.index_key)}]`, i);
   }
   return out;
 }
@@ -137,8 +132,8 @@ export async function diffStateVersions(db: Queryable, actor: Actor, input: { co
   await componentOf(db, actor.orgId, input.componentId);
   const from = await versionOf(db, actor, input.componentId, input.fromId);
   const to = await versionOf(db, actor, input.componentId, input.toId);
-  const a = instancesByAddress(from.state as StateV4Doc);
-  const b = instancesByAddress(to.state as StateV4Doc);
+  const a = instancesByAddress(from.state);
+  const b = instancesByAddress(to.state);
   const added = [...b.keys()].filter((k) => !a.has(k)).sort();
   const removed = [...a.keys()].filter((k) => !b.has(k)).sort();
   const changed: { address: string; attributes: AttributeChange[] }[] = [];
@@ -204,7 +199,7 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
       throw conflict(`Nothing was rolled back: version ${target.id} has lineage ${target.lineage}, and the current state's is ${row.lineage}; they are different states. Pick a version of lineage ${row.lineage}.`);
     }
     const serial = (row.serial ?? 0) + 1;
-    const state = { ...(target.state as Record<string, unknown>), serial };
+    const state = atSerial(target.state as object, serial);
     const { checksum, size } = stateDigest(state);
     await writeStateContent(tx, row, { state, serial, lineage: target.lineage, checksum, size, actorLabel: actor.label, restoredFrom: target.id });
     await recordAudit(tx, actor, {

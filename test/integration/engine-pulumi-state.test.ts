@@ -1,0 +1,133 @@
+// A Pulumi component keeps its state on the component's state backend, from one job to the next: the built console on
+// a real Postgres and a real runner process, with a STAND-IN `pulumi` on the runner's PATH — a small Node script,
+// because Pulumi itself cannot be installed here. It keeps a stack's deployment as Pulumi's file backend does (a
+// file under PULUMI_BACKEND_URL), answers `stack import` / `stack export` with that deployment (the shape Pulumi
+// documents: {version: 3, deployment: {manifest: {time, version}, resources}}), and `up` adds one resource to what is
+// there, stamping a new deployment time — so a job that did not get the previous job's state would start from none.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { stateObjects } from "../../db/schema";
+import { startJobStack, stepsOf, type JobStack } from "./harness";
+
+let stack: JobStack;
+const bin = fs.mkdtempSync(path.join(os.tmpdir(), "planton-standin-pulumi-"));
+/** Every command the stand-in ran, one JSON line each ({args, imported?: resource count}). */
+const calls = path.join(bin, "calls.log");
+
+const standIn = `#!/usr/bin/env node
+const fs = require("node:fs");
+const path = require("node:path");
+const args = process.argv.slice(2);
+const flag = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+const root = () => new URL(process.env.PULUMI_BACKEND_URL).pathname;
+const stackFile = () => path.join(root(), (flag("--stack") || "dev") + ".json");
+const read = () => (fs.existsSync(stackFile()) ? JSON.parse(fs.readFileSync(stackFile(), "utf8")) : null);
+// Pulumi stamps every deployment with RFC 3339 nanoseconds.
+const now = () => new Date().toISOString().replace("Z", "123456Z");
+const write = (resources) => { fs.mkdirSync(root(), { recursive: true }); fs.writeFileSync(stackFile(), JSON.stringify({ version: 3, deployment: { manifest: { time: now(), magic: "", version: "v3.150.0" }, resources } })); };
+const log = (extra) => fs.appendFileSync(${JSON.stringify(calls)}, JSON.stringify({ args, ...extra }) + "\\n");
+const stackResource = (outputs) => ({ urn: "urn:pulumi:s::pets::pulumi:pulumi:Stack::pets-s", custom: false, type: "pulumi:pulumi:Stack", outputs });
+const custom = (r) => r.custom;
+const cmd = args[0] === "stack" ? "stack " + args[1] : args[0];
+switch (cmd) {
+  case "version": console.log("v3.150.0"); break;
+  case "stack select": case "config": log({}); break;
+  case "stack import": { const d = JSON.parse(fs.readFileSync(flag("--file"), "utf8")); fs.mkdirSync(root(), { recursive: true }); fs.writeFileSync(stackFile(), JSON.stringify(d)); log({ imported: d.deployment.resources.filter(custom).length }); break; }
+  case "stack export": fs.writeFileSync(flag("--file"), JSON.stringify(read() ?? { version: 3, deployment: { manifest: { time: "0001-01-01T00:00:00Z", magic: "", version: "" } } })); log({}); break;
+  case "stack output": { const d = read(); const s = d && d.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack"); console.log(JSON.stringify(s ? s.outputs : {})); break; }
+  case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; fs.writeFileSync(flag("--save-plan"), JSON.stringify({ plan: have })); console.log(JSON.stringify({ steps: [{ op: "create", urn: "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + have }], changeSummary: { create: 1, same: have } }, null, 2)); log({ saw: have }); break; }
+  case "up": {
+    const pets = (read()?.deployment.resources ?? []).filter(custom);
+    const n = pets.length;
+    const pet = { urn: "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + n, custom: true, type: "random:index/randomPet:RandomPet", id: "pet-" + n + "-id",
+      outputs: { length: 2, password: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:secret-" + n } } };
+    write([stackResource({ count: n + 1, token: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:t" } }), ...pets, pet]);
+    console.log(JSON.stringify({ sequence: 1, timestamp: 1, summaryEvent: { resourceChanges: { create: 1, same: n } } }));
+    log({ saw: n });
+    break;
+  }
+  case "destroy": if (!args.includes("--preview-only")) write([]); log({}); break;
+  case "refresh": write(read()?.deployment.resources ?? []); log({}); break;
+  default: log({ unknown: true });
+}
+`;
+
+beforeAll(async () => {
+  fs.writeFileSync(path.join(bin, "pulumi"), standIn, { mode: 0o755 });
+  stack = await startJobStack({ runnerEnv: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } });
+  await stack.registerKind("PulumiPets", "marker", [], "pulumi");
+  await stack.startRunner("runner-pulumi", 1);
+}, 240_000);
+afterAll(async () => {
+  await stack?.close();
+  fs.rmSync(bin, { recursive: true, force: true });
+});
+
+const ran = () => fs.readFileSync(calls, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { args: string[]; imported?: number; saw?: number });
+async function succeeded(component: string, operation: string) {
+  const { id } = await stack.run(component, operation);
+  const job = await stack.finished(id).catch(async (e) => {
+    throw new Error(`${(e as Error).message}\n${JSON.stringify(await stack.api.jobs.get.query({ org: stack.org.slug, id }))}\n${stack.runners.map((r) => r.log()).join("").slice(-3000)}`);
+  });
+  expect(job.result, `${stepsOf(job).join(" ")}\n${stack.runners.map((r) => r.log()).join("").slice(-3000)}`).toBe("succeeded");
+  return job;
+}
+
+describe("Pulumi state on the component's state backend (stand-in pulumi)", () => {
+  it("keeps each job's checkpoint, imports it into the next job, lists versions and diffs them by URN with secrets masked, and rolls back", async () => {
+    const cid = await stack.component("pets", "dev", "PulumiPets", {});
+    await succeeded("pets", "update");
+    // The first job's refresh had no state to import, and recorded an empty deployment; its preview and update imported
+    // that; each export with a new deployment time was written as a Pulumi checkpoint (serial: that time).
+    expect(ran().filter((c) => c.args[1] === "import" || c.args[0] === "refresh").map((c) => c.imported ?? c.args[0])).toEqual(["refresh", 0, 0]);
+    const first = await stack.api.components.state.query({ id: cid });
+    expect(first?.resources.map((r) => r.address)).toEqual(["urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-0"]);
+    expect(first?.resources[0]).toMatchObject({ type: "random:index/randomPet:RandomPet", provider: "random", id: "pet-0-id", instances: 1 });
+    expect(first?.engineVersion).toBe("pulumi v3.150.0");
+    expect(first?.outputs).toEqual([{ name: "count", sensitive: false, value: 1 }, { name: "token", sensitive: true, value: null }]);
+    expect(first!.serial!).toBeGreaterThan(Date.parse("2026-01-01"));
+    const [row] = await stack.t.db.select().from(stateObjects).where(eq(stateObjects.componentId, cid));
+    expect(row!.state).toMatchObject({ version: 3, checkpoint: { stack: "dev-pets", latest: { resources: expect.any(Array) } } });
+
+    // The next job's steps start from it: the preview saw one pet, the update added the second.
+    const before = ran().length;
+    await succeeded("pets", "update");
+    const second = ran().slice(before);
+    expect(second.filter((c) => c.args[1] === "import").map((c) => c.imported)).toEqual([1, 1, 1]);
+    expect(second.filter((c) => c.args[0] === "up" || c.args[0] === "preview").map((c) => `${c.args[0]} saw ${c.saw}`)).toEqual(["preview saw 1", "up saw 1"]);
+    const now = await stack.api.components.state.query({ id: cid });
+    expect(now?.resources).toHaveLength(2);
+    expect(now!.serial!).toBeGreaterThan(first!.serial!);
+
+    // Each refresh and update recorded a deployment, and each is a version; a preview step exports and writes nothing.
+    await succeeded("pets", "preview");
+    const versions = await stack.api.components.stateVersions.query({ id: cid });
+    expect(versions).toHaveLength(ran().filter((c) => c.args[0] === "refresh" || c.args[0] === "up").length);
+    expect(ran().filter((c) => c.args[1] === "export")).toHaveLength(versions.length);
+    const newest = versions[0]!;
+    const oldest = versions.find((v) => v.serial === first!.serial)!;
+    const diff = await stack.api.components.stateDiff.query({ id: cid, fromId: oldest!.id, toId: newest!.id });
+    expect(diff.added).toEqual(["urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-1"]);
+    expect(diff.removed).toEqual([]);
+    expect(JSON.stringify(diff)).not.toContain("v1:secret");
+
+    // An admin rolls back to the first checkpoint: written again at a later deployment time (the serial never moves back).
+    const admin = await stack.as("admin");
+    const current = await stack.api.components.state.query({ id: cid });
+    const rolled = await admin.components.stateRollback.mutate({ id: cid, versionId: oldest!.id });
+    expect(rolled.serial).toBe(current!.serial! + 1);
+    const back = await stack.api.components.state.query({ id: cid });
+    expect(back?.resources.map((r) => r.address)).toEqual(first!.resources.map((r) => r.address));
+    expect(back?.serial).toBe(current!.serial! + 1);
+
+    // The next job starts from the rolled-back checkpoint; a destroy leaves a checkpoint with no resources.
+    const mark = ran().length;
+    await succeeded("pets", "update");
+    expect(ran().slice(mark).find((c) => c.args[0] === "up")?.saw).toBe(1);
+    await succeeded("pets", "destroy");
+    expect((await stack.api.components.state.query({ id: cid }))?.resources).toEqual([]);
+  });
+});
