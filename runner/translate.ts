@@ -109,7 +109,8 @@ export function translateJsonLine(text: string, ctx: TranslateContext): EventDra
 
 // ── Pulumi engine events ──────────────────────────────────────────────────────────────────────
 
-const PULUMI_OPS: Record<string, ResourceAction> = {
+/** Pulumi's step ops in the builtin engine's words (engine/types.ts ChangeAction). */
+export const PULUMI_OPS: Record<string, ResourceAction> = {
   create: "create",
   update: "update",
   delete: "delete",

@@ -3,8 +3,8 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { engineCannotProtectUpdate } from "../../lib/delete-protection";
-import { STEP_SUMMARY_OPERATION } from "../../lib/runner-protocol";
-import { translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
+import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
+import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, finalStateSave, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
@@ -21,6 +21,8 @@ export const PULUMI_MISSING =
  */
 export class PulumiOutputReader {
   private rest: string[] = [];
+  /** The preview document (`pulumi preview --json`: its steps and change summary), once read at the end. */
+  preview: Record<string, unknown> | null = null;
   constructor(
     private readonly emit: StepContext["emit"],
     private readonly tctx: TranslateContext,
@@ -48,6 +50,7 @@ export class PulumiOutputReader {
     this.rest = [];
     try {
       const doc = JSON.parse(text) as Record<string, unknown>;
+      this.preview = doc;
       for (const e of translatePulumiPreview(doc, this.tctx)) this.emit(e);
     } catch {
       for (const line of text.split("\n")) if (line) this.emit({ type: "log", payload: { line } });
@@ -59,6 +62,41 @@ export class PulumiOutputReader {
 interface PulumiDeployment {
   version: number;
   deployment: NonNullable<PulumiCheckpoint["checkpoint"]["latest"]>;
+}
+
+/** One step of `pulumi preview --json`, as far as the review reads it. */
+interface PulumiPreviewStep {
+  op: string;
+  urn: string;
+  newState?: { type?: string };
+  oldState?: { type?: string };
+}
+
+/** The halves of a replacement Pulumi lists beside its `replace` step, which the review counts once. */
+const REPLACEMENT_HALVES = new Set(["create-replacement", "delete-replaced", "discard-replaced", "read-replacement"]);
+
+/**
+ * The review rendition (lib/runner-protocol.ts planReviewRenditionSchema) of a Pulumi preview: each resource's URN,
+ * type and change in the builtin engine's words — no inputs or outputs, which may hold secrets.
+ */
+export function pulumiReviewRendition(steps: PulumiPreviewStep[], plan: { sha256: string; refreshed: boolean; state: { serial: number; lineage: string } | null }): PlanReviewRendition {
+  // One change per URN, in the preview's order: a later step of the same resource that changes it wins over "same".
+  const changes = new Map<string, PlanReviewRendition["resource_changes"][number]>();
+  for (const s of steps) {
+    const action = PULUMI_OPS[s.op] ?? "noop";
+    if (REPLACEMENT_HALVES.has(s.op) || (changes.has(s.urn) && action === "noop")) continue;
+    changes.set(s.urn, { address: s.urn, type: s.newState?.type ?? s.oldState?.type ?? s.urn.split("::").at(-2) ?? "", action });
+  }
+  return {
+    planton_plan_review: 1,
+    plan_sha256: plan.sha256,
+    engine: "pulumi",
+    operation: "plan",
+    state_lineage: plan.state?.lineage ?? null,
+    state_serial: plan.state?.serial ?? null,
+    delete_operations_computed: plan.refreshed,
+    resource_changes: [...changes.values()],
+  };
 }
 
 export const NOT_A_PULUMI_CHECKPOINT =
@@ -102,7 +140,8 @@ export class PulumiAdapter implements EngineAdapter {
     return { ...backend, PULUMI_CONFIG_PASSPHRASE: "", PULUMI_SKIP_UPDATE_CHECK: "1", ...ctx.env, PULUMI_EXPERIMENTAL: "1" };
   }
 
-  private async run(ctx: StepContext, args: string[], command: string): Promise<void> {
+  /** Runs one Pulumi command, its events translated; answers the preview document it printed, if any. */
+  private async run(ctx: StepContext, args: string[], command: string): Promise<Record<string, unknown> | null> {
     const bin = findBinary(["pulumi"], ctx.env);
     if (!bin) throw new Error(PULUMI_MISSING);
     ctx.emit({ type: "log", payload: { line: `\x1b[2m$ pulumi ${args.join(" ")}\x1b[0m` } });
@@ -116,6 +155,7 @@ export class PulumiAdapter implements EngineAdapter {
     });
     reader.end();
     if (code !== 0) throw new Error(`${command} exited with code ${code}; see the log above for the engine's error.`);
+    return reader.preview;
   }
 
   /**
@@ -125,11 +165,11 @@ export class PulumiAdapter implements EngineAdapter {
    * after a failed command: the resources it made are in it) and written back when Pulumi recorded a new deployment —
    * its manifest time, the checkpoint's serial. A preview (`save` false) writes nothing.
    */
-  private async withState<T>(ctx: StepContext, operation: string, save: boolean, fn: () => Promise<T>): Promise<T> {
+  private async withState<T>(ctx: StepContext, operation: string, save: boolean, fn: (prior: PulumiCheckpoint | null) => Promise<T>): Promise<T> {
     const own = await ownBackend(ctx.moduleDir);
     if (own) {
       ctx.emit({ type: "log", payload: { line: `This module's Pulumi.yaml names its own backend (${own}): the stack's state stays there, not on the component's state backend.` } });
-      return fn();
+      return fn(null);
     }
     const backend = new RemoteStateBackend(ctx.job, { path: `${ctx.input.component.id}/${ctx.input.backend.name}`, info: `job ${ctx.input.jobId}` });
     const lock = await backend.lock({ Operation: operation });
@@ -145,7 +185,7 @@ export class PulumiAdapter implements EngineAdapter {
         await this.run(ctx, ["stack", "import", "--file", file, "--stack", stack], "pulumi stack import");
       }
       try {
-        return await fn();
+        return await fn(prior);
       } finally {
         if (save) {
           await this.run(ctx, ["stack", "export", "--file", file, "--stack", stack], "pulumi stack export");
@@ -202,18 +242,34 @@ export class PulumiAdapter implements EngineAdapter {
     try {
       const planFile = path.join(ctx.workDir, "pulumi-plan.json");
       const destroy = ctx.input.operation === "destroy" || ctx.input.operation === "destroy_preview";
-      await this.withState(ctx, "OperationTypePlan", false, () =>
-        destroy
-          ? this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only")
-          : this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview"),
-      );
+      const { doc, prior } = await this.withState(ctx, "OperationTypePlan", false, async (prior) => ({
+        prior,
+        doc: destroy
+          ? await this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only")
+          : await this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview"),
+      }));
       if (destroy) return { ok: true };
       const bytes = await readFile(planFile);
       const artifact = await ctx.job.uploadArtifact("plan", "pulumi-plan.json", bytes);
+      await this.uploadReview(ctx, doc, { sha256: artifact.sha256, state: prior ? pulumiIdentity(prior) : null });
       return { ok: true, plan: { ...artifact, summary: {}, bytes } };
     } catch (err) {
       return failure(err);
     }
+  }
+
+  /**
+   * The plan's review rendition, from the preview's own document (its steps: URN, type and op): the console does not
+   * read Pulumi's plan file, and without it the approver would be told the changes could not be listed. A preview that
+   * printed no steps leaves it so; the preview itself stands.
+   */
+  private async uploadReview(ctx: StepContext, doc: Record<string, unknown> | null, plan: { sha256: string; state: { serial: number; lineage: string } | null }): Promise<void> {
+    if (!doc || !Array.isArray(doc.steps)) {
+      ctx.emit({ type: "log", payload: { line: "pulumi preview printed no steps: its review will not list the changes; they are in the preview output above.", stream: "stderr" } });
+      return;
+    }
+    const review = ctx.redactor.value(pulumiReviewRendition(doc.steps as PulumiPreviewStep[], { ...plan, refreshed: !ctx.input.policy.skipRefresh }));
+    await ctx.job.uploadArtifact("plan_review", "plan.review.json", new TextEncoder().encode(JSON.stringify(review)));
   }
 
   async apply(ctx: StepContext): Promise<StepOutcome> {

@@ -38,7 +38,13 @@ switch (cmd) {
   case "stack import": { const d = JSON.parse(fs.readFileSync(flag("--file"), "utf8")); fs.mkdirSync(root(), { recursive: true }); fs.writeFileSync(stackFile(), JSON.stringify(d)); log({ imported: d.deployment.resources.filter(custom).length }); break; }
   case "stack export": fs.writeFileSync(flag("--file"), JSON.stringify(read() ?? { version: 3, deployment: { manifest: { time: "0001-01-01T00:00:00Z", magic: "", version: "" } } })); log({}); break;
   case "stack output": { const d = read(); const s = d && d.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack"); console.log(JSON.stringify(s ? s.outputs : {})); break; }
-  case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; fs.writeFileSync(flag("--save-plan"), JSON.stringify({ plan: have })); console.log(JSON.stringify({ steps: [{ op: "create", urn: "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + have }], changeSummary: { create: 1, same: have } }, null, 2)); log({ saw: have }); break; }
+  case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; fs.writeFileSync(flag("--save-plan"), JSON.stringify({ plan: have })); const pet = (i) => "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + i;
+    const type = "random:index/randomPet:RandomPet";
+    // As Pulumi prints a preview: every step, a replacement as its replace step and its two halves; inputs may hold secrets.
+    const steps = [...Array.from({ length: have }, (_, i) => ({ op: "same", urn: pet(i), oldState: { type }, newState: { type } })).slice(1),
+      ...(have ? [{ op: "replace", urn: pet(0), oldState: { type }, newState: { type, inputs: { password: "hunter2-in-preview" } } }, { op: "create-replacement", urn: pet(0), newState: { type } }, { op: "delete-replaced", urn: pet(0), oldState: { type } }] : []),
+      { op: "create", urn: pet(have), newState: { type, inputs: { password: "hunter2-in-preview" } } }];
+    console.log(JSON.stringify({ steps, changeSummary: { create: 1, same: have } }, null, 2)); log({ saw: have }); break; }
   case "up": {
     const pets = (read()?.deployment.resources ?? []).filter(custom);
     const n = pets.length;
@@ -77,12 +83,33 @@ async function succeeded(component: string, operation: string) {
 }
 
 describe("Pulumi state on the component's state backend (stand-in pulumi)", () => {
+  it("an approver sees what a Pulumi preview changes (URN, type and action, from the preview's steps, bound to the plan), never its inputs", async () => {
+    await stack.component("pets-reviewed", "dev", "PulumiPets", {});
+    await succeeded("pets-reviewed", "update");
+    await stack.componentPolicy("pets-reviewed", { pauseBeforeApply: true });
+    const { id } = await stack.run("pets-reviewed", "update");
+    const paused = await stack.waitFor(id, (j) => j.status !== "queued" && j.status !== "running");
+    expect(paused.status).toBe("awaiting_approval");
+    const review = await stack.rest.jobs.getPlan(id);
+    expect(review).toMatchObject({ verification: "verified", changesListed: true, notes: [] });
+    expect(review.operations.map((o) => `${o.action} ${o.address}`)).toEqual([
+      "replace urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-0",
+      "create urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-1",
+    ]);
+    expect(review.counts.byKind).toEqual({ "random:index/randomPet:RandomPet": { replace: 1, create: 1 } });
+    const rendition = (await stack.rest.jobs.listArtifacts(id)).find((a) => a.kind === "plan_review")!;
+    expect(new TextDecoder().decode(await stack.rest.jobs.getArtifact(id, rendition.id))).not.toContain("hunter2-in-preview");
+    await stack.rest.jobs.resume(id, { expectedChecksum: review.checksum });
+    expect((await stack.finished(id)).result).toBe("succeeded");
+  });
+
   it("keeps each job's checkpoint, imports it into the next job, lists versions and diffs them by URN with secrets masked, and rolls back", async () => {
     const cid = await stack.component("pets", "dev", "PulumiPets", {});
+    const start = ran().length;
     await succeeded("pets", "update");
     // The first job's refresh had no state to import, and recorded an empty deployment; its preview and update imported
     // that; each export with a new deployment time was written as a Pulumi checkpoint (serial: that time).
-    expect(ran().filter((c) => c.args[1] === "import" || c.args[0] === "refresh").map((c) => c.imported ?? c.args[0])).toEqual(["refresh", 0, 0]);
+    expect(ran().slice(start).filter((c) => c.args[1] === "import" || c.args[0] === "refresh").map((c) => c.imported ?? c.args[0])).toEqual(["refresh", 0, 0]);
     const first = await stack.api.components.state.query({ id: cid });
     expect(first?.resources.map((r) => r.address)).toEqual(["urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-0"]);
     expect(first?.resources[0]).toMatchObject({ type: "random:index/randomPet:RandomPet", provider: "random", id: "pet-0-id", instances: 1 });
@@ -105,8 +132,9 @@ describe("Pulumi state on the component's state backend (stand-in pulumi)", () =
     // Each refresh and update recorded a deployment, and each is a version; a preview step exports and writes nothing.
     await succeeded("pets", "preview");
     const versions = await stack.api.components.stateVersions.query({ id: cid });
-    expect(versions).toHaveLength(ran().filter((c) => c.args[0] === "refresh" || c.args[0] === "up").length);
-    expect(ran().filter((c) => c.args[1] === "export")).toHaveLength(versions.length);
+    const mine = ran().slice(start).filter((c) => c.args.includes("dev-pets"));
+    expect(versions).toHaveLength(mine.filter((c) => c.args[0] === "refresh" || c.args[0] === "up").length);
+    expect(mine.filter((c) => c.args[1] === "export")).toHaveLength(versions.length);
     const newest = versions[0]!;
     const oldest = versions.find((v) => v.serial === first!.serial)!;
     const diff = await stack.api.components.stateDiff.query({ id: cid, fromId: oldest!.id, toId: newest!.id });
