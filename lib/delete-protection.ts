@@ -2,7 +2,8 @@
 // that is not a destroy keeps every planned delete and replace in view, marked not executed, and
 // the apply leaves those objects in place. A destroy job is the explicit way to delete: it deletes
 // everything, whatever the policy says. The builtin engine applies the rule (engine/ops/plan.ts);
-// engines that cannot leave a change out refuse the apply instead (runner/engines/tofu.ts, pulumi.ts).
+// engines that cannot leave a change out refuse an apply whose plan deletes or replaces instead (runner/engines/tofu.ts,
+// pulumi.ts: Pulumi's update is held to its saved plan by `up --plan`).
 
 import type { z } from "zod";
 import type { notExecutedSchema } from "./api/schemas";
@@ -34,7 +35,7 @@ export function protectedReplaceMessage(address: string): string {
 /** The words a UI line, a log and the CLI append to a change that will not be carried out. */
 export const NOT_EXECUTED = "(not executed)";
 
-/** tofu/terraform: the plan deletes or replaces, and the CLI cannot leave those changes out of an apply. */
+/** tofu/terraform/pulumi: the plan deletes or replaces, and the CLI cannot leave those changes out of an apply. */
 export function engineCannotProtectPlan(engine: string, addresses: string[]): string {
   const list = addresses.length > 5 ? `${addresses.slice(0, 5).join(", ")} and ${addresses.length - 5} more` : addresses.join(", ");
   return (
@@ -43,7 +44,7 @@ export function engineCannotProtectPlan(engine: string, addresses: string[]): st
   );
 }
 
-/** pulumi: it cannot tell before an update whether the update deletes or replaces anything. */
+/** pulumi without a saved plan it can read: it cannot tell before an update whether the update deletes or replaces anything. */
 export function engineCannotProtectUpdate(engine: string): string {
   return (
     `Nothing was applied: delete protection is on for this component, and ${engine} cannot tell before an update whether it deletes or replaces resources, ` +

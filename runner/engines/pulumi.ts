@@ -2,7 +2,7 @@
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { engineCannotProtectUpdate } from "../../lib/delete-protection";
+import { engineCannotProtectPlan, engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
 import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, finalStateSave, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
@@ -273,9 +273,13 @@ export class PulumiAdapter implements EngineAdapter {
   }
 
   async apply(ctx: StepContext): Promise<StepOutcome> {
-    // Delete protection: Pulumi cannot tell beforehand whether an update deletes, nor leave a delete out.
-    if (ctx.input.policy.protectDeletes) return { ok: false, reason: engineCannotProtectUpdate("Pulumi") };
     try {
+      // Delete protection: Pulumi cannot leave a change out of an update, but `up --plan` carries out exactly the saved
+      // plan (and fails on anything else), so an update whose plan deletes or replaces nothing may run.
+      if (ctx.input.policy.protectDeletes) {
+        const refusal = await this.protectedDeletesRefusal(ctx);
+        if (refusal) return { ok: false, reason: refusal };
+      }
       const args = ["up", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)];
       if (ctx.plan) {
         const planFile = path.join(ctx.workDir, "pulumi-plan.json");
@@ -290,6 +294,24 @@ export class PulumiAdapter implements EngineAdapter {
     } catch (err) {
       return failure(err);
     }
+  }
+
+  /** Why an update under delete protection may not run: no saved plan to hold it to, one that cannot be read, or one that deletes. */
+  private async protectedDeletesRefusal(ctx: StepContext): Promise<string | null> {
+    if (!ctx.plan) return engineCannotProtectUpdate("Pulumi");
+    let saved: { resourcePlans?: unknown; plan?: { resourcePlans?: unknown } } | null = null;
+    try {
+      saved = JSON.parse(Buffer.from(await planBytes(ctx, ctx.plan)).toString("utf8"));
+    } catch {
+      // unreadable: as a plan without resource plans
+    }
+    // Written as `pulumi preview --save-plan` writes it, or in its versioned wrapper ({version, plan}).
+    const plans = saved?.resourcePlans ?? saved?.plan?.resourcePlans;
+    if (!plans || typeof plans !== "object") return engineCannotProtectUpdate("Pulumi");
+    const deletes = Object.entries(plans as Record<string, { steps?: string[] }>)
+      .filter(([, p]) => (p.steps ?? []).some((op) => PULUMI_OPS[op] === "delete" || PULUMI_OPS[op] === "replace"))
+      .map(([urn]) => urn);
+    return deletes.length ? engineCannotProtectPlan("Pulumi", deletes) : null;
   }
 
   async destroy(ctx: StepContext): Promise<StepOutcome> {

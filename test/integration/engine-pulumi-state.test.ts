@@ -38,12 +38,16 @@ switch (cmd) {
   case "stack import": { const d = JSON.parse(fs.readFileSync(flag("--file"), "utf8")); fs.mkdirSync(root(), { recursive: true }); fs.writeFileSync(stackFile(), JSON.stringify(d)); log({ imported: d.deployment.resources.filter(custom).length }); break; }
   case "stack export": fs.writeFileSync(flag("--file"), JSON.stringify(read() ?? { version: 3, deployment: { manifest: { time: "0001-01-01T00:00:00Z", magic: "", version: "" } } })); log({}); break;
   case "stack output": { const d = read(); const s = d && d.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack"); console.log(JSON.stringify(s ? s.outputs : {})); break; }
-  case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; fs.writeFileSync(flag("--save-plan"), JSON.stringify({ plan: have })); const pet = (i) => "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + i;
+  case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; const pet = (i) => "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + i;
     const type = "random:index/randomPet:RandomPet";
     // As Pulumi prints a preview: every step, a replacement as its replace step and its two halves; inputs may hold secrets.
     const steps = [...Array.from({ length: have }, (_, i) => ({ op: "same", urn: pet(i), oldState: { type }, newState: { type } })).slice(1),
       ...(have ? [{ op: "replace", urn: pet(0), oldState: { type }, newState: { type, inputs: { password: "hunter2-in-preview" } } }, { op: "create-replacement", urn: pet(0), newState: { type } }, { op: "delete-replaced", urn: pet(0), oldState: { type } }] : []),
       { op: "create", urn: pet(have), newState: { type, inputs: { password: "hunter2-in-preview" } } }];
+    // The saved plan, as \`--save-plan\` writes one: each resource's planned steps by URN.
+    const resourcePlans = {};
+    for (const st of steps) (resourcePlans[st.urn] ??= { steps: [] }).steps.push(st.op);
+    fs.writeFileSync(flag("--save-plan"), JSON.stringify({ manifest: { time: now(), magic: "", version: "v3.150.0" }, resourcePlans }));
     console.log(JSON.stringify({ steps, changeSummary: { create: 1, same: have } }, null, 2)); log({ saw: have }); break; }
   case "up": {
     const pets = (read()?.deployment.resources ?? []).filter(custom);
@@ -52,7 +56,7 @@ switch (cmd) {
       outputs: { length: 2, password: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:secret-" + n } } };
     write([stackResource({ count: n + 1, token: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:t" } }), ...pets, pet]);
     console.log(JSON.stringify({ sequence: 1, timestamp: 1, summaryEvent: { resourceChanges: { create: 1, same: n } } }));
-    log({ saw: n });
+    log({ saw: n, plan: flag("--plan") ? Object.keys(JSON.parse(fs.readFileSync(flag("--plan"), "utf8")).resourcePlans) : null });
     break;
   }
   case "destroy": if (!args.includes("--preview-only")) write([]); log({}); break;
@@ -72,7 +76,7 @@ afterAll(async () => {
   fs.rmSync(bin, { recursive: true, force: true });
 });
 
-const ran = () => fs.readFileSync(calls, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { args: string[]; imported?: number; saw?: number });
+const ran = () => fs.readFileSync(calls, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { args: string[]; imported?: number; saw?: number; plan?: string[] | null });
 async function succeeded(component: string, operation: string) {
   const { id } = await stack.run(component, operation);
   const job = await stack.finished(id).catch(async (e) => {
@@ -101,6 +105,23 @@ describe("Pulumi state on the component's state backend (stand-in pulumi)", () =
     expect(new TextDecoder().decode(await stack.rest.jobs.getArtifact(id, rendition.id))).not.toContain("hunter2-in-preview");
     await stack.rest.jobs.resume(id, { expectedChecksum: review.checksum });
     expect((await stack.finished(id)).result).toBe("succeeded");
+  });
+
+  it("under delete protection, runs an update held to a saved plan that deletes nothing (up --plan), and refuses one whose plan replaces, naming it", async () => {
+    await stack.component("pets-protected", "dev", "PulumiPets", {});
+    await stack.componentPolicy("pets-protected", { protectDeletes: true });
+    const mark = ran().length;
+    await succeeded("pets-protected", "update");
+    const up = ran().slice(mark).find((c) => c.args[0] === "up")!;
+    expect(up.plan).toEqual(["urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-0"]);
+
+    // The next preview plans to replace pet-0: nothing is applied.
+    const next = ran().length;
+    const { id } = await stack.run("pets-protected", "update");
+    const job = await stack.finished(id);
+    expect(job.result).toBe("failed");
+    expect(job.reason).toMatch(/^apply failed: Nothing was applied: delete protection is on for this component, and the plan deletes or replaces 1 resource\(s\) \(urn:pulumi:s::pets::random:index\/randomPet:RandomPet::pet-0\); Pulumi cannot leave them out of an apply/);
+    expect(ran().slice(next).some((c) => c.args[0] === "up")).toBe(false);
   });
 
   it("keeps each job's checkpoint, imports it into the next job, lists versions and diffs them by URN with secrets masked, and rolls back", async () => {
