@@ -8,6 +8,9 @@ import { Badge } from "@/components/ui/badge";
 import { Card, EmptyState, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+
+/** A Pulumi checkpoint's serial is its deployment time in milliseconds: shown as that time, in UTC. */
+const utcTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 import { StateVersions } from "./state-versions";
 
 /** Where a component's state lives, who holds its lock, and what it records. Refreshes while a job may be writing it. */
@@ -27,7 +30,7 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
           </Card>
         ) : (
           <div className="space-y-6">
-            <Card title="State" description="OpenTofu version-4 state, one file per component.">
+            <Card title="State" description={s.format === "pulumi" ? "A Pulumi checkpoint, one stack per component." : "OpenTofu version-4 state, one file per component."}>
               <dl className="grid gap-4 text-sm sm:grid-cols-3">
                 <Item label="Backend">
                   {s.backend.name ?? s.backend.id} <span className="text-slate-500">({s.backend.kind})</span>
@@ -39,7 +42,10 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
                 <Item label="Lineage">
                   <span className="font-mono text-xs">{s.lineage ?? "—"}</span>
                 </Item>
-                <Item label="Serial">{s.serial ?? "—"}</Item>
+                <Item label="Serial">
+                  {s.serial ?? "—"}
+                  {s.format === "pulumi" && s.serial ? <span className="text-slate-500"> (deployed {utcTime(s.serial)})</span> : null}
+                </Item>
                 <Item label="Lock">
                   {s.lock ? (
                     <span className="inline-flex items-center gap-1 text-amber-700">

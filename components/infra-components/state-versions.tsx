@@ -93,6 +93,8 @@ export function StateVersions({ componentId }: { componentId: string }) {
                             </Link>
                           ) : v.restoredFrom ? (
                             <span className="text-xs">rollback by {v.actorLabel}</span>
+                          ) : v.actorLabel ? (
+                            <span className="text-xs">{v.actorLabel}</span>
                           ) : (
                             <span className="text-xs text-slate-500">before versions were kept</span>
                           )}

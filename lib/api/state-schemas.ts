@@ -122,9 +122,14 @@ export const forceUnlockSchema = z
   .meta({ id: "ForceUnlockResult" });
 
 /** GET /components/{componentId}/state: what its state holds (what a destroy deletes, what a forget leaves running); never a value. */
+/** What a state document is: an OpenTofu version-4 state, or a Pulumi checkpoint (its serial is its deployment time in ms). */
+export const stateFormatSchema = z.enum(["opentofu", "pulumi"]);
+export type StateFormat = z.infer<typeof stateFormatSchema>;
+
 export const componentStateSchema = z
   .object({
     componentId: z.string(),
+    format: stateFormatSchema.nullable().meta({ description: "opentofu (a version-4 state) or pulumi (a checkpoint, whose serial is its deployment time in milliseconds); null when no state was written yet" }),
     backend: z.string().nullable().meta({ description: "The state backend's name; null when no state was written yet" }),
     serial: z.number().int().nullable(),
     lineage: z.string().nullable(),

@@ -7,6 +7,7 @@ import { notFound } from "../../errors";
 import { openStore } from "../state-backends/open-store";
 import { servedComponents } from "../state-backends/served";
 import { isPulumiCheckpoint } from "@/state-backends/rules";
+import type { StateFormat } from "@/lib/api/state-schemas";
 
 export interface StateV4Doc {
   serial?: number;
@@ -48,6 +49,7 @@ export interface StateResource {
 
 /** What a state holds, from either engine's document: its resources, its outputs (never a sensitive value) and the engine version that wrote it. */
 export interface StateContents {
+  format: StateFormat;
   resources: StateResource[];
   outputs: { name: string; sensitive: boolean; value: unknown }[];
   engineVersion: string | null;
@@ -76,6 +78,7 @@ export function stateContents(doc: unknown): StateContents {
     const stackOutputs = all.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs ?? {};
     const version = (latest.manifest as { version?: unknown } | undefined)?.version;
     return {
+      format: "pulumi",
       // Custom resources (not component resources, providers, or ones pending deletion), by URN.
       resources: all
         .filter((r) => r.custom && !r.delete && typeof r.urn === "string" && !r.type?.startsWith("pulumi:providers:"))
@@ -92,6 +95,7 @@ export function stateContents(doc: unknown): StateContents {
   }
   const v4 = (doc ?? {}) as StateV4Doc;
   return {
+    format: "opentofu",
     resources: ((v4.resources ?? []) as (NonNullable<StateV4Doc["resources"]>[number] & { module?: string })[]).map((r) => ({
       address: `${r.module ? `${r.module}.` : ""}${r.mode === "data" ? "data." : ""}${r.type}.${r.name}`,
       managed: r.mode === "managed",
@@ -143,6 +147,7 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
   if (!row) return null;
   const contents = stateContents(row.s.state);
   return {
+    format: contents.format,
     backend: { id: row.s.backendId, name: row.backendName, kind: row.backendKind },
     key: row.s.key,
     lineage: row.s.lineage,

@@ -91,6 +91,7 @@ export const stateBackendsRouter = router({
       const st = await getComponentState(ctx.db, ctx.actor.orgId, input.componentId);
       return {
         componentId: input.componentId,
+        format: st?.format ?? null,
         backend: st?.backend.name ?? null,
         serial: st?.serial ?? null,
         lineage: st?.lineage ?? null,
