@@ -1,6 +1,8 @@
 // Following and steering Infra Jobs in the console, as an engineer would, against the real server,
 // the hosted runner and the builtin engine. A StaticSite module with a test gate holds apply open
 // while a test watches it stream, reloads mid-stream and cancels while it runs; the test releases it.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../db/client";
@@ -114,6 +116,13 @@ test("an engineer runs an update on prod marketing-site, watches it pause, appro
   await expect(page.getByText("site_path", { exact: true })).toBeVisible();
   await expect(page.getByText(/approved .* the plan/)).toBeVisible();
   await expect(page.getByText("Reviewed with marketing")).toBeVisible();
+  // The ended job's log is archived within seconds, and the page shows it without a reload; the download is that file.
+  const archive = page.getByTestId("job-log-archive");
+  await expect(archive).toContainText("job.log", { timeout: 30_000 });
+  const [download] = await Promise.all([page.waitForEvent("download"), archive.getByRole("link", { name: "job.log" }).click()]);
+  const saved = fs.readFileSync(await download.path(), "utf8");
+  expect(saved).toContain("Apply complete!");
+  await expect(archive).toContainText(`sha256 ${createHash("sha256").update(saved).digest("hex").slice(0, 12)}`);
   await screenshot(page, "job-finished");
 });
 

@@ -205,6 +205,33 @@ export function infraJobCommand(): Command {
     });
 
   job
+    .command("download-log")
+    .description("Save a finished job's archived log (job.log: every log line and status change), checked against its SHA-256")
+    .argument("<infra-job-id>", "the Infra Job whose log to save")
+    .option("-o, --output <file>", "where to save it (default: <infra-job-id>.log; - for standard output)")
+    .addHelpText("after", example("planton infra job download-log job_01J…", "planton infra job download-log job_01J… -o - | grep stderr"))
+    .action(async (jobId: string, o: { output?: string }) => {
+      const api = client();
+      const j = await api.jobs.get(jobId);
+      const log = j.artifacts.find((a) => a.kind === "log");
+      if (!log) {
+        throw new Refusal(
+          j.status === "completed"
+            ? `Nothing was saved: job ${jobId}'s log is being archived (within seconds of its end). Run this again shortly, or read it now with planton infra job logs ${jobId}.`
+            : `Nothing was saved: job ${jobId} is ${j.status}, and its log is archived when it ends. Follow it meanwhile with planton infra job logs ${jobId}.`,
+        );
+      }
+      const bytes = await api.jobs.getArtifact(jobId, log.id);
+      if (o.output === "-") return void process.stdout.write(bytes);
+      const file = o.output ?? `${jobId}.log`;
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(file, bytes, { flag: "wx" }).catch((e: NodeJS.ErrnoException) => {
+        throw new Refusal(e.code === "EEXIST" ? `Nothing was saved: ${file} exists. Name another file with --output, or remove it first.` : `Nothing was saved: ${file} cannot be written (${e.code}).`);
+      });
+      out(`Saved ${file}: ${log.size} bytes, sha256 ${log.sha256} (verified against the console's Digest)`);
+    });
+
+  job
     .command("plan")
     .description("Show the review document of a job's saved plan: checksum, state identity, counts, deletes and every operation in order")
     .argument("<infra-job-id>", "the Infra Job whose plan to show")

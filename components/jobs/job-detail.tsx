@@ -14,6 +14,7 @@ import { Tabs } from "@/components/ui/tabs";
 import { relativeTime } from "@/components/ui/time";
 import { ActivityTab } from "@/components/audit/activity-tab";
 import { REASONS } from "@/lib/job-reasons";
+import { formatBytes } from "@/lib/display";
 import { COMPONENT_STATUS_WORDS } from "@/lib/component-lifecycle";
 import { versionHref } from "@/components/infra-components/component-ui";
 import { ApproveButton } from "./approve-dialog";
@@ -134,6 +135,9 @@ export function JobDetail({ id }: { id: string }) {
             {mod?.module ?? "not resolved"}
           </span>
           {mod?.registry && <span className="block text-xs text-slate-500">{mod.registry} registry</span>}
+        </Meta>
+        <Meta label="Log archive">
+          <JobLogArchive job={j} />
         </Meta>
         {j.rerunOf && (
           <Meta label="Re-run of">
@@ -381,5 +385,36 @@ function IacInput({ id, available, moduleSha256 }: { id: string; available: bool
         <pre className="max-h-[28rem] overflow-auto rounded-md bg-slate-50 p-3 font-mono text-xs text-slate-800">{JSON.stringify(input.data, null, 2)}</pre>
       )}
     </Card>
+  );
+}
+
+/**
+ * The job's archived log (an artifact with its SHA-256): once the job has ended, the scheduler archives it within a
+ * few seconds; until then this asks for the job's artifacts every 3 s (apart from the job's own query, which the
+ * event stream keeps current).
+ */
+type ArtifactRef = { id: string; kind: string; name: string; sha256: string; size: number };
+
+function JobLogArchive({ job }: { job: { id: string; status: string; artifacts: ArtifactRef[] } }) {
+  const org = useOrg();
+  const trpc = useTRPC();
+  const ended = job.status === "completed";
+  const listed = useQuery({
+    ...trpc.jobs.artifacts.queryOptions({ org: org.slug, id: job.id }),
+    enabled: ended && !job.artifacts.some((a) => a.kind === "log"),
+    refetchInterval: (q) => (q.state.data?.artifacts.some((a) => a.kind === "log") ? false : 3000),
+  });
+  const log = [...job.artifacts, ...(listed.data?.artifacts ?? [])].find((a) => a.kind === "log");
+  if (!log) return <span className="text-slate-500">{ended ? "archiving…" : "kept when the job ends"}</span>;
+  return (
+    <span data-testid="job-log-archive">
+      <a href={`/api/v1/jobs/${job.id}/artifacts/${log.id}?org=${encodeURIComponent(org.slug)}`} className="font-medium text-indigo-700 hover:underline" download>
+        {log.name}
+      </a>{" "}
+      <span className="text-slate-500">{formatBytes(log.size)}</span>
+      <span className="block font-mono text-xs text-slate-500" title={`SHA-256 ${log.sha256}`}>
+        sha256 {log.sha256.slice(0, 12)}…
+      </span>
+    </span>
   );
 }

@@ -61,6 +61,8 @@ export const infraJobs = pgTable(
     routeRule: text("route_rule").$type<RouteRule>(),
     leaseExpiresAt: ts("lease_expires_at"),
     currentAttemptId: text("current_attempt_id"),
+    /** The job's log, archived once it ended (an artifact of kind `log`: server/services/jobs/job-log.ts); null until then. */
+    logArtifactId: text("log_artifact_id"),
     /** The W3C traceparent of the job's create span when the console traces (lib/telemetry.ts): later spans join its trace. */
     traceParent: text("trace_parent"),
     createdAt: createdAt(),
@@ -82,6 +84,8 @@ export const infraJobs = pgTable(
     index("infra_jobs_org_result_time_idx").on(t.orgId, t.result, t.createdAt, t.id, t.componentId, t.operation, t.createdByLabel).where(sql`${t.result} <> 'succeeded'`),
     index("infra_jobs_component_idx").on(t.componentId, t.createdAt, t.id),
     index("infra_jobs_status_idx").on(t.status, t.createdAt),
+    // Ended jobs whose log is not archived yet (migration 0028): the archiver's queue, empty once it has caught up.
+    index("infra_jobs_log_unarchived_idx").on(t.completedAt).where(sql`${t.status} = 'completed' and ${t.logArtifactId} is null`),
   ],
 );
 
@@ -142,7 +146,11 @@ export const artifacts = pgTable(
     encrypted: boolean("encrypted").notNull().default(false),
     createdAt: createdAt(),
   },
-  (t) => [index("artifacts_job_idx").on(t.jobId)],
+  (t) => [
+    index("artifacts_job_idx").on(t.jobId),
+    // One archived log per job (migration 0028), however many archivers race for it.
+    uniqueIndex("artifacts_job_log_uq").on(t.jobId).where(sql`${t.kind} = 'log'`),
+  ],
 );
 
 /** Who let a paused job carry on, bound to the plan they reviewed; one per pause (job, step ordinal). */

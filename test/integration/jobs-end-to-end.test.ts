@@ -2,6 +2,10 @@
 // processes running the builtin engine, real files under the connection's folder.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createHash } from "node:crypto";
+import { plantonCli } from "../../cli/run-cli";
 import { eq } from "drizzle-orm";
 import { flowControlPolicies, infraJobs, jobOperations, progressEvents, runnerAttempts, stateObjects, stateVersions } from "../../db/schema";
 import { journaledAddresses } from "../../server/services/state/state-journal";
@@ -84,6 +88,33 @@ describe("Infra Jobs, end to end", () => {
     expect(sites.some((s) => s.startsWith("shop-"))).toBe(true);
     const summary = (await events(created.id)).filter((e) => e.type === "summary").map((e) => e.payload.command);
     expect(summary).toContain("builtin apply");
+  });
+
+  it("an ended job's log is archived as an artifact with its SHA-256, and the CLI saves it checked against the Digest", async () => {
+    const job = await finished((await run("site", "preview")).id);
+    // The scheduler archives it once the runner has ended its attempt: a signal the job record carries.
+    const archived = await waitFor(job.id, (j) => j.artifacts.some((a) => a.kind === "log"));
+    const log = archived.artifacts.find((a) => a.kind === "log")!;
+    expect(log).toMatchObject({ name: "job.log", encrypted: false });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "planton-job-log-"));
+    try {
+      const token = await stack.tokenFor("viewer");
+      const { planton: asViewer } = plantonCli(() => ({ url: stack.server.url, token, configDir: dir }));
+      const target = path.join(dir, "preview.log");
+      const saved = await asViewer(["infra", "job", "download-log", job.id, "--output", target]);
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(saved.stdout).toContain(`sha256 ${log.sha256} (verified against the console's Digest)`);
+      const text = fs.readFileSync(target, "utf8");
+      expect(createHash("sha256").update(text).digest("hex")).toBe(log.sha256);
+      expect(text).toMatch(/^\S+ \[preview\]   \+ local_file.index: Plan to create$/m);
+      expect(text).toMatch(/^\S+ \[job\] status completed, succeeded$/m);
+      // It never overwrites a file.
+      const again = await asViewer(["infra", "job", "download-log", job.id, "--output", target]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`Nothing was saved: ${target} exists.`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a refresh finds drift after a file is deleted by hand, and an update recreates it", async () => {

@@ -1,4 +1,4 @@
-// The scheduler loop: expires lapsed leases. Every replica runs the loop; only the leader does the work.
+// The scheduler loop: expires lapsed leases and archives ended jobs' logs. Every replica runs the loop; only the leader does the work.
 // The leader is the process holding a session-level advisory lock on a connection of its own
 // (DatabaseHandle.sessionLock): the others try to take it each tick, so when the leader dies (its
 // connection ends and Postgres frees the lock) the next replica to tick takes over. A leader whose lock
@@ -11,6 +11,7 @@ import type { Database, DatabaseHandle } from "@/db/client";
 import { infraJobs, runnerAttempts } from "@/db/schema";
 import { resumeRunningMoves } from "../state-backends/move";
 import { failRunningJob, lockJob, moveJob, stepsOf } from "./transitions";
+import { archiveEndedJobLogs } from "./job-log";
 
 export const RUNNER_LOST = "runner lost";
 export const RUNNER_LOST_BEFORE_START = "runner lost before it started any step; the job was queued again";
@@ -97,6 +98,8 @@ export function startScheduler(handle: DatabaseHandle, opts: { intervalMs?: numb
     if (!held || stopped) return;
     const ended = await expireLeases(handle.db);
     if (ended.length) log(`runner lost: ${ended.join(", ")} ended (failed, or queued again when nothing had started) and their state locks were released`);
+    // Ended jobs' logs, archived as artifacts with their SHA-256 (a batch a tick; a failure is retried next tick).
+    await archiveEndedJobLogs(handle.db).catch((err) => log(`job logs not archived: ${(err as Error).message}`));
   };
 
   const tick = () =>

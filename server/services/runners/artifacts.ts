@@ -5,7 +5,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { artifacts } from "@/db/schema";
-import { ARTIFACT_KINDS, digestClaimed, digestHeader, ENCRYPTED_ARTIFACT_KINDS, isArtifactKind, sha256Of } from "@/lib/artifacts";
+import { ARTIFACT_KINDS, digestClaimed, digestHeader, ENCRYPTED_ARTIFACT_KINDS, isArtifactKind, sha256Of, type ArtifactKind } from "@/lib/artifacts";
 import { newId } from "@/lib/ids";
 import { decryptBytes, encryptBytes } from "../../crypto";
 import { badRequest, notFound, PlantonError } from "../../errors";
@@ -26,12 +26,23 @@ export async function uploadArtifact(db: Database, access: JobAccess, input: { k
   if (digest.base64 !== claimed) {
     throw badRequest(`Nothing was stored: the bytes received have sha-256=${digest.base64}, not the sha-256=${claimed} the Digest header names; the upload was damaged. Upload it again.`, "digest");
   }
+  const { id, sha256 } = await storeArtifact(db, { jobId: access.jobId, kind: input.kind, name: input.name, bytes: input.bytes, sha256: digest.hex });
+  return { artifactId: id, sha256 };
+}
+
+/**
+ * Stores an artifact of a job with its SHA-256 (encrypted at rest for the kinds that may hold secrets): the one insert
+ * of every artifact, a runner's upload and the server's own (the job's archived log). `stored` is false when a unique
+ * rule kept it out (one log per job: `skipConflict`).
+ */
+export async function storeArtifact(db: Queryable, input: { jobId: string; kind: ArtifactKind; name: string; bytes: Uint8Array; sha256?: string }, skipConflict = false) {
   const id = newId("artifact");
-  const sha256 = digest.hex;
+  const sha256 = input.sha256 ?? sha256Of(input.bytes).hex;
   const encrypted = ENCRYPTED_ARTIFACT_KINDS.includes(input.kind);
   const content = encrypted ? encryptBytes(input.bytes) : Buffer.from(input.bytes).toString("base64");
-  await db.insert(artifacts).values({ id, jobId: access.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content, encrypted });
-  return { artifactId: id, sha256 };
+  const insert = db.insert(artifacts).values({ id, jobId: input.jobId, kind: input.kind, name: input.name, sha256, size: input.bytes.length, content, encrypted });
+  const rows = await (skipConflict ? insert.onConflictDoNothing() : insert).returning({ id: artifacts.id });
+  return { id, sha256, stored: rows.length > 0 };
 }
 
 /** An artifact's bytes in clear, whether or not they are encrypted at rest. For the server's own reading and the job's runner. */
