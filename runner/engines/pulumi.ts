@@ -5,7 +5,7 @@ import { parse as parseYaml } from "yaml";
 import { engineCannotProtectPlan, engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
 import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
-import { failure, finalStateSave, planBytes, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./adapter";
 import { writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
@@ -79,7 +79,7 @@ const REPLACEMENT_HALVES = new Set(["create-replacement", "delete-replaced", "di
  * The review rendition (lib/runner-protocol.ts planReviewRenditionSchema) of a Pulumi preview: each resource's URN,
  * type and change in the builtin engine's words — no inputs or outputs, which may hold secrets.
  */
-export function pulumiReviewRendition(steps: PulumiPreviewStep[], plan: { sha256: string; refreshed: boolean; state: { serial: number; lineage: string } | null }): PlanReviewRendition {
+export function pulumiReviewRendition(steps: PulumiPreviewStep[], plan: { sha256: string; destroy: boolean; refreshed: boolean; state: { serial: number; lineage: string } | null }): PlanReviewRendition {
   // One change per URN, in the preview's order: a later step of the same resource that changes it wins over "same".
   const changes = new Map<string, PlanReviewRendition["resource_changes"][number]>();
   for (const s of steps) {
@@ -91,13 +91,27 @@ export function pulumiReviewRendition(steps: PulumiPreviewStep[], plan: { sha256
     planton_plan_review: 1,
     plan_sha256: plan.sha256,
     engine: "pulumi",
-    operation: "plan",
+    operation: plan.destroy ? "destroy" : "plan",
     state_lineage: plan.state?.lineage ?? null,
     state_serial: plan.state?.serial ?? null,
     delete_operations_computed: plan.refreshed,
     resource_changes: [...changes.values()],
   };
 }
+
+/** What a Pulumi destroy was reviewed as (Pulumi saves no destroy plan of its own): the stack's resources it deletes, by URN. */
+interface PulumiDestroyPlan {
+  planton_pulumi_destroy_plan: 1;
+  stack: string;
+  urns: string[];
+}
+
+/** The URNs a destroy preview's steps delete, sorted. */
+function destroyedUrns(steps: PulumiPreviewStep[]): string[] {
+  return [...new Set(steps.filter((s) => PULUMI_OPS[s.op] === "delete" && !REPLACEMENT_HALVES.has(s.op)).map((s) => s.urn))].sort();
+}
+
+const listed = (urns: string[]) => (urns.length > 5 ? `${urns.slice(0, 5).join(", ")} and ${urns.length - 5} more` : urns.join(", "));
 
 export const NOT_A_PULUMI_CHECKPOINT =
   "Nothing ran: this component's state is not a Pulumi checkpoint (it holds an OpenTofu state, written by another engine). Run the component with the engine that wrote its state, or move that state aside (Settings → State Backends) before running Pulumi.";
@@ -248,10 +262,19 @@ export class PulumiAdapter implements EngineAdapter {
           ? await this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only")
           : await this.run(ctx, ["preview", "--json", "--save-plan", planFile, "--stack", this.stack(ctx)], "pulumi preview"),
       }));
-      if (destroy) return { ok: true };
+      const state = prior ? pulumiIdentity(prior) : null;
+      if (destroy) {
+        // Pulumi saves no plan for a destroy: what it was previewed to delete is the plan an approval is bound to.
+        if (!doc || !Array.isArray(doc.steps)) throw new Error("Nothing was planned: pulumi destroy --preview-only printed no steps, so what the destroy deletes cannot be reviewed. See its output above.");
+        const plan: PulumiDestroyPlan = { planton_pulumi_destroy_plan: 1, stack: this.stack(ctx), urns: destroyedUrns(doc.steps as PulumiPreviewStep[]) };
+        const bytes = new TextEncoder().encode(JSON.stringify(plan));
+        const artifact = await ctx.job.uploadArtifact("plan", "pulumi-destroy-plan.json", bytes);
+        await this.uploadReview(ctx, doc, { sha256: artifact.sha256, state, destroy: true });
+        return { ok: true, plan: { ...artifact, summary: {}, bytes } };
+      }
       const bytes = await readFile(planFile);
       const artifact = await ctx.job.uploadArtifact("plan", "pulumi-plan.json", bytes);
-      await this.uploadReview(ctx, doc, { sha256: artifact.sha256, state: prior ? pulumiIdentity(prior) : null });
+      await this.uploadReview(ctx, doc, { sha256: artifact.sha256, state, destroy: false });
       return { ok: true, plan: { ...artifact, summary: {}, bytes } };
     } catch (err) {
       return failure(err);
@@ -263,7 +286,7 @@ export class PulumiAdapter implements EngineAdapter {
    * read Pulumi's plan file, and without it the approver would be told the changes could not be listed. A preview that
    * printed no steps leaves it so; the preview itself stands.
    */
-  private async uploadReview(ctx: StepContext, doc: Record<string, unknown> | null, plan: { sha256: string; state: { serial: number; lineage: string } | null }): Promise<void> {
+  private async uploadReview(ctx: StepContext, doc: Record<string, unknown> | null, plan: { sha256: string; destroy: boolean; state: { serial: number; lineage: string } | null }): Promise<void> {
     if (!doc || !Array.isArray(doc.steps)) {
       ctx.emit({ type: "log", payload: { line: "pulumi preview printed no steps: its review will not list the changes; they are in the preview output above.", stream: "stderr" } });
       return;
@@ -316,10 +339,36 @@ export class PulumiAdapter implements EngineAdapter {
 
   async destroy(ctx: StepContext): Promise<StepOutcome> {
     try {
-      await this.withState(ctx, "OperationTypeDestroy", true, () => this.run(ctx, ["destroy", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)], "pulumi destroy"));
+      await this.withState(ctx, "OperationTypeDestroy", true, async () => {
+        // A reviewed destroy deletes what was reviewed: under the state lock, the stack is previewed again and the
+        // destroy runs only when it would delete exactly those resources.
+        if (ctx.plan) await this.refuseChangedDestroy(ctx, ctx.plan);
+        await this.run(ctx, ["destroy", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)], "pulumi destroy");
+      });
       return { ok: true };
     } catch (err) {
       return failure(err);
+    }
+  }
+
+  private async refuseChangedDestroy(ctx: StepContext, ref: PlanRef): Promise<void> {
+    let reviewed: Partial<PulumiDestroyPlan> = {};
+    try {
+      reviewed = JSON.parse(Buffer.from(await planBytes(ctx, ref)).toString("utf8"));
+    } catch {
+      // not JSON: refused below
+    }
+    if (reviewed.planton_pulumi_destroy_plan !== 1 || !Array.isArray(reviewed.urns)) {
+      throw new Error("Nothing was destroyed: the plan this destroy was approved with is not a Pulumi destroy plan. Run the destroy again: its preview makes one to review.");
+    }
+    const doc = await this.run(ctx, ["destroy", "--preview-only", "--json", "--stack", this.stack(ctx)], "pulumi destroy --preview-only");
+    if (!doc || !Array.isArray(doc.steps)) throw new Error("Nothing was destroyed: pulumi destroy --preview-only printed no steps, so the destroy cannot be checked against the reviewed plan. See its output above.");
+    const now = destroyedUrns(doc.steps as PulumiPreviewStep[]);
+    const added = now.filter((u) => !reviewed.urns!.includes(u));
+    const gone = reviewed.urns.filter((u) => !now.includes(u));
+    if (added.length || gone.length) {
+      const changes = [...(added.length ? [`it would now also delete ${listed(added)}`] : []), ...(gone.length ? [`${listed(gone)} ${gone.length === 1 ? "is" : "are"} no longer in it`] : [])];
+      throw new Error(`Nothing was destroyed: the stack changed since its destroy was reviewed (${changes.join("; ")}). Run the destroy again and review its new plan.`);
     }
   }
 

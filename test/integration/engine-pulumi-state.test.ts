@@ -10,6 +10,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { stateObjects } from "../../db/schema";
+import { PlantonManagedStore, plantonManagedKey } from "../../server/services/state-backends/planton-managed-store";
+import { storedStateOf } from "../../state-backends/rules";
 import { startJobStack, stepsOf, type JobStack } from "./harness";
 
 let stack: JobStack;
@@ -59,7 +61,18 @@ switch (cmd) {
     log({ saw: n, plan: flag("--plan") ? Object.keys(JSON.parse(fs.readFileSync(flag("--plan"), "utf8")).resourcePlans) : null });
     break;
   }
-  case "destroy": if (!args.includes("--preview-only")) write([]); log({}); break;
+  case "destroy": {
+    const all = read()?.deployment.resources ?? [];
+    if (args.includes("--preview-only")) {
+      const steps = all.filter(custom).map((r) => ({ op: "delete", urn: r.urn, oldState: { type: r.type } }));
+      console.log(JSON.stringify({ steps, changeSummary: { delete: steps.length } }, null, 2));
+      log({ saw: steps.length });
+    } else {
+      write([]);
+      log({ saw: all.filter(custom).length });
+    }
+    break;
+  }
   case "refresh": write(read()?.deployment.resources ?? []); log({}); break;
   default: log({ unknown: true });
 }
@@ -122,6 +135,41 @@ describe("Pulumi state on the component's state backend (stand-in pulumi)", () =
     expect(job.result).toBe("failed");
     expect(job.reason).toMatch(/^apply failed: Nothing was applied: delete protection is on for this component, and the plan deletes or replaces 1 resource\(s\) \(urn:pulumi:s::pets::random:index\/randomPet:RandomPet::pet-0\); Pulumi cannot leave them out of an apply/);
     expect(ran().slice(next).some((c) => c.args[0] === "up")).toBe(false);
+  });
+
+  it("a destroy under a pause binds its approval to the URNs its preview deletes, and runs only while the stack still holds exactly those", async () => {
+    const cid = await stack.component("pets-doomed", "dev", "PulumiPets", {});
+    await succeeded("pets-doomed", "update");
+    await stack.componentPolicy("pets-doomed", { pauseBeforeApply: true });
+    const paused = async () => {
+      const { id } = await stack.run("pets-doomed", "destroy");
+      const job = await stack.waitFor(id, (j) => j.status !== "queued" && j.status !== "running");
+      expect(job.status, job.reason ?? "").toBe("awaiting_approval");
+      return { id, review: await stack.rest.jobs.getPlan(id) };
+    };
+    const pet = (i: number) => `urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-${i}`;
+
+    // The stack changes after the review (another pet appears, written as a job's stack export would be): nothing is destroyed.
+    const first = await paused();
+    expect(first.review).toMatchObject({ destroy: true, changesListed: true });
+    expect(first.review.operations.map((o) => `${o.action} ${o.address}`)).toEqual([`delete ${pet(0)}`]);
+    const [row] = await stack.t.db.select().from(stateObjects).where(eq(stateObjects.componentId, cid));
+    const grown = structuredClone(row!.state) as { checkpoint: { latest: { manifest: { time: string }; resources: { urn: string }[] } } };
+    grown.checkpoint.latest.resources.push({ ...grown.checkpoint.latest.resources.at(-1)!, urn: pet(7) });
+    grown.checkpoint.latest.manifest.time = new Date(Date.parse(grown.checkpoint.latest.manifest.time.replace(/(\.\d{3})\d+/, "$1")) + 1).toISOString();
+    await new PlantonManagedStore(stack.t.db, stack.org.orgId, "test").write(plantonManagedKey(stack.org.orgId, cid), storedStateOf(new TextEncoder().encode(JSON.stringify(grown))));
+    await stack.rest.jobs.resume(first.id, { expectedChecksum: first.review.checksum });
+    const refused = await stack.finished(first.id);
+    expect(refused.result).toBe("failed");
+    expect(refused.reason).toBe(`destroy failed: Nothing was destroyed: the stack changed since its destroy was reviewed (it would now also delete ${pet(7)}). Run the destroy again and review its new plan.`);
+    expect((await stack.api.components.state.query({ id: cid }))?.resources).toHaveLength(2);
+
+    // Reviewed again and approved, it deletes exactly what was reviewed.
+    const second = await paused();
+    expect(second.review.operations.map((o) => o.address)).toEqual([pet(0), pet(7)]);
+    await stack.rest.jobs.resume(second.id, { expectedChecksum: second.review.checksum });
+    expect((await stack.finished(second.id)).result).toBe("succeeded");
+    expect((await stack.api.components.state.query({ id: cid }))?.resources).toEqual([]);
   });
 
   it("keeps each job's checkpoint, imports it into the next job, lists versions and diffs them by URN with secrets masked, and rolls back", async () => {

@@ -40,7 +40,7 @@ export async function createJob(db: Queryable, actor: Actor, raw: CreateJobInput
   }
   const component = await getComponent(db, actor.orgId, input.componentId);
   assertComponentAction("deploy", component, actor.role);
-  const { report, resolved } = await preflightForComponent(db, { ...component, orgId: actor.orgId }, operation);
+  const { report, resolved } = await preflightForComponent(db, { ...component, orgId: actor.orgId });
   const jobId = newId("infraJob");
   const plan = report.passed ? planJob(operation, resolved.policy.toggles) : planFailedPreflight(operation, resolved.policy.toggles);
   const iacInput = report.passed ? buildIacInput(jobId, actor.orgId, component, operation, resolved, plan.steps, input.import) : null;

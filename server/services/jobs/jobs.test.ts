@@ -4,9 +4,7 @@ import { createTestDatabase, testDriver, type TestDatabase } from "../../../test
 import { rowsOf } from "@/db/client";
 import { heldOpen, lockWaiters } from "../../../test/races";
 import { seedTestOrg } from "../../../test/fixtures";
-import path from "node:path";
-import { approvals, connections, flowControlPolicies, iacModules, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
-import { PLATFORM_DEFAULT } from "@/lib/flow-control";
+import { approvals, connections, infraComponents, infraJobs, jobOperations, stateBackendDefaults, stateBackends } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { encryptSecret } from "../../crypto";
 import { PlantonError } from "../../errors";
@@ -128,23 +126,6 @@ describe("creating an Infra Job", () => {
     const report = job.preflight as { checks: { essential: string; passed: boolean; errors: string[] }[] };
     expect(report.checks.filter((c) => !c.passed).map((c) => c.essential)).toEqual(["backend"]);
     expect(job.reason).toMatch(/^No state backend could be resolved/);
-  });
-
-  it("refuses a Pulumi destroy that a policy pauses before apply (Pulumi saves no destroy plan to bind the approval to), and lets the update and an unpaused destroy through", async () => {
-    const { org, component } = await orgWithComponent(t.db, { policy: { pauseBeforeApply: true } });
-    // The organization's own Pulumi module for the kind (its files are the platform's: only the engine matters here).
-    await t.db.insert(iacModules).values({ id: newId("iacModule"), orgId: org.orgId, scopeKey: org.orgId, kind: "StaticSite", name: "site-pulumi", provisioner: "pulumi", version: "1.0.0", source: path.resolve("catalog/modules/static-site") });
-    const flowControl = (job: { preflight: unknown }) => (job.preflight as { checks: { essential: string; passed: boolean; errors: string[] }[] }).checks.find((c) => c.essential === "flow_control")!;
-    const destroy = await createJob(t.db, org.actor(), { componentId: component.id, operation: "destroy" });
-    expect(destroy).toMatchObject({ status: "completed", result: "failed" });
-    expect(flowControl(destroy)).toMatchObject({ passed: false, errors: [expect.stringMatching(/^Nothing ran: the organization policy \(.*\) pauses before apply, and Pulumi saves no plan for a destroy, .*Destroy site-0 under a policy without "Pause before apply" \(Settings → Flow Control: a policy for component site-0\), then run the job again\.$/)] });
-    expect(destroy.reason).toBe(flowControl(destroy).errors[0]);
-    expect(await stepsOf(destroy.id)).not.toContain("destroy:queued/tbd");
-    // An update under the same pause binds its approval to the plan `pulumi preview --save-plan` makes.
-    expect(flowControl(await createJob(t.db, org.actor(), { componentId: component.id, operation: "update" })).passed).toBe(true);
-    // Without the pause the destroy passes this check.
-    await t.db.insert(flowControlPolicies).values({ id: newId("flowControlPolicy"), selector: "component", orgId: org.orgId, selectorId: component.id, ...PLATFORM_DEFAULT, pauseBeforeApply: false });
-    expect(flowControl(await createJob(t.db, org.actor(), { componentId: component.id, operation: "destroy" })).passed).toBe(true);
   });
 
   it("answers preflight for a kind and environment with the four checks and what each visited", async () => {

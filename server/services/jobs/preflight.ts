@@ -17,8 +17,6 @@ import { backendRule, backendsAndDefaults } from "../state-backends/served";
 import { secretUses, variableUses } from "../settings/secret-access";
 import { runnerCheck, type ResolvedRoute } from "../runners/route";
 import type { Essential, PreflightCheck, PreflightReport } from "@/lib/preflight";
-import type { JobOperationKind } from "@/lib/runner-protocol";
-import { approvalGatesChanges } from "./lifecycle";
 
 export type { Essential, PreflightCheck, PreflightReport };
 
@@ -166,25 +164,12 @@ async function resolveBackend(db: Queryable, orgId: string, provisioner: string 
   return { check, backend, fromDefault: rule === "default" };
 }
 
-/**
- * The policy the job runs under. With the job's operation and engine known (a job being created): a pause before a
- * Pulumi destroy is refused, since `pulumi destroy` saves no plan — the approval the pause asks for would have no
- * plan to be bound to, and the job could never go on past it.
- */
-function flowControlCheck(policy: ResolvedPolicy, job?: { operation: JobOperationKind; provisioner: string | null; component: string }): PreflightCheck {
-  const where = policy.selector === "platform" ? "platform default" : `${policy.selector} policy (${policy.target})`;
-  const errors =
-    job?.operation === "destroy" && job.provisioner === "pulumi" && approvalGatesChanges(job.operation, policy.toggles)
-      ? [
-          `Nothing ran: the ${where} pauses before apply, and Pulumi saves no plan for a destroy, so an approval could not be bound to what the destroy does and the job could not go on. ` +
-            `Destroy ${job.component} under a policy without "Pause before apply" (Settings → Flow Control: a policy for component ${job.component}), then run the job again.`,
-        ]
-      : [];
+function flowControlCheck(policy: ResolvedPolicy): PreflightCheck {
   return {
     essential: "flow_control",
-    passed: !errors.length,
-    resolvedTo: where,
-    errors,
+    passed: true,
+    resolvedTo: policy.selector === "platform" ? "platform default" : `${policy.selector} policy (${policy.target})`,
+    errors: [],
     visited: policy.visited.map((v) => `${v.selector} ${v.target}: ${v.found ? "policy found" : "none"}`),
   };
 }
@@ -235,7 +220,7 @@ export interface PreflightComponent {
 }
 
 /** Preflight for one component: the report plus what was resolved, for the IaC input. */
-export async function preflightForComponent(db: Queryable, component: PreflightComponent, operation?: JobOperationKind): Promise<{ report: PreflightReport; resolved: Resolved; kind: CatalogKind }> {
+export async function preflightForComponent(db: Queryable, component: PreflightComponent): Promise<{ report: PreflightReport; resolved: Resolved; kind: CatalogKind }> {
   const [org] = await db.select().from(organizations).where(eq(organizations.id, component.orgId));
   const [env] = await db.select().from(environments).where(eq(environments.id, component.environmentId));
   const kind = await getCatalogKind(db, component.orgId, component.kind);
@@ -271,7 +256,7 @@ export async function preflightForComponent(db: Queryable, component: PreflightC
   });
   const store = await secretsCheck(db, component.orgId, env, component.spec ?? {});
   return {
-    report: report([mod.check, cred, be.check, run.check, flowControlCheck(policy, operation && { operation, provisioner: mod.module?.provisioner ?? null, component: component.name }), store.check]),
+    report: report([mod.check, cred, be.check, run.check, flowControlCheck(policy), store.check]),
     resolved: { module: mod.module, bundle: mod.bundle, connection, backend: be.backend, backendFromDefault: be.fromDefault, policy, variableValues: store.variableValues, route: run.route },
     kind,
   };
