@@ -1,12 +1,13 @@
 // Pulumi through its CLI: engine events (`--json`) translated into progress events.
-import { readFile, rm } from "node:fs/promises";
+import { cp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { engineCannotProtectPlan, engineCannotProtectUpdate } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
 import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, finalStateSave, planBytes, type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./adapter";
-import { writePrivateFile } from "../private-files";
+import { privateFolder, writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
 import { RemoteStateBackend } from "../remote-state";
@@ -113,6 +114,9 @@ function destroyedUrns(steps: PulumiPreviewStep[]): string[] {
 
 const listed = (urns: string[]) => (urns.length > 5 ? `${urns.slice(0, 5).join(", ")} and ${urns.length - 5} more` : urns.join(", "));
 
+/** Pulumi's file backend in the attempt's workspace. */
+const PULUMI_STATE_FOLDER = "pulumi-state";
+
 export const NOT_A_PULUMI_CHECKPOINT =
   "Nothing ran: this component's state is not a Pulumi checkpoint (it holds an OpenTofu state, written by another engine). Run the component with the engine that wrote its state, or move that state aside (Settings → State Backends) before running Pulumi.";
 
@@ -150,7 +154,7 @@ export class PulumiAdapter implements EngineAdapter {
     // Pulumi's own backend is a folder of the attempt's workspace: the component's state comes from, and goes back to,
     // the component's state backend through withState. A module whose Pulumi.yaml names a backend keeps it (the
     // variable would override it), and withState then leaves the state alone.
-    const backend = (await ownBackend(ctx.moduleDir)) ? {} : { PULUMI_BACKEND_URL: `file://${path.join(ctx.workDir, "pulumi-state")}` };
+    const backend = (await ownBackend(ctx.moduleDir)) ? {} : { PULUMI_BACKEND_URL: `file://${path.join(ctx.workDir, PULUMI_STATE_FOLDER)}` };
     return { ...backend, PULUMI_CONFIG_PASSPHRASE: "", PULUMI_SKIP_UPDATE_CHECK: "1", ...ctx.env, PULUMI_EXPERIMENTAL: "1" };
   }
 
@@ -198,21 +202,48 @@ export class PulumiAdapter implements EngineAdapter {
         await writePrivateFile(file, JSON.stringify(deployment));
         await this.run(ctx, ["stack", "import", "--file", file, "--stack", stack], "pulumi stack import");
       }
+      let failed: unknown = null;
       try {
         return await fn(prior);
+      } catch (err) {
+        failed = err;
+        throw err;
       } finally {
-        if (save) {
-          await this.run(ctx, ["stack", "export", "--file", file, "--stack", stack], "pulumi stack export");
-          const exported = JSON.parse(await readFile(file, "utf8")) as PulumiDeployment;
-          // The checkpoint keeps the stack it was first written for: its lineage, which never changes.
-          const reached: PulumiCheckpoint = { version: 3, checkpoint: { stack: prior?.checkpoint.stack ?? stack, latest: exported.deployment } };
-          if (pulumiIdentity(reached).serial !== (prior ? pulumiIdentity(prior).serial : 0)) await finalStateSave(ctx, reached, () => backend.put(reached));
-        }
+        if (save) await this.saveExported(ctx, { file, stack, prior, put: (reached) => backend.put(reached), failed });
         await rm(file, { force: true });
       }
     } finally {
       await backend.unlock(lock.ID);
     }
+  }
+
+  /**
+   * Exports what the command left and writes it back when Pulumi recorded a new deployment. An export that fails does
+   * not lose the stack: Pulumi's backend folder is copied to the runner's state backups (0700, like a failed final save)
+   * and the step fails naming it — and the command's own error, when it failed first.
+   */
+  private async saveExported(
+    ctx: StepContext,
+    o: { file: string; stack: string; prior: PulumiCheckpoint | null; put: (reached: PulumiCheckpoint) => Promise<void>; failed: unknown },
+  ): Promise<void> {
+    let reached: PulumiCheckpoint;
+    try {
+      await this.run(ctx, ["stack", "export", "--file", o.file, "--stack", o.stack], "pulumi stack export");
+      const exported = JSON.parse(await readFile(o.file, "utf8")) as PulumiDeployment;
+      // The checkpoint keeps the stack it was first written for: its lineage, which never changes.
+      reached = { version: 3, checkpoint: { stack: o.prior?.checkpoint.stack ?? o.stack, latest: exported.deployment } };
+    } catch (err) {
+      const kept = path.join(ctx.stateBackupDir, `${path.basename(ctx.workDir)}-${ctx.step}-pulumi-state`);
+      const copied = await privateFolder(ctx.stateBackupDir)
+        .then(() => cp(path.join(ctx.workDir, PULUMI_STATE_FOLDER), kept, { recursive: true }))
+        .then(() => true, () => false);
+      const first = o.failed ? ` (the ${ctx.step} had failed first: ${failure(o.failed).reason})` : "";
+      throw new Error(
+        `The stack's state could not be exported after the ${ctx.step} (${failure(err).reason})${first}, so it was not saved to the component's state backend. ` +
+          (copied ? `Pulumi's backend folder is kept on runner host ${os.hostname()} at ${kept}, readable by the runner's user only: import it (pulumi stack import) before the component's next job.` : "Nothing could be kept on this host either."),
+      );
+    }
+    if (pulumiIdentity(reached).serial !== (o.prior ? pulumiIdentity(o.prior).serial : 0)) await finalStateSave(ctx, reached, () => o.put(reached));
   }
 
   private async outputs(ctx: StepContext): Promise<void> {

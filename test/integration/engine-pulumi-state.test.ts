@@ -38,7 +38,8 @@ switch (cmd) {
   case "version": console.log("v3.150.0"); break;
   case "stack select": case "config": log({}); break;
   case "stack import": { const d = JSON.parse(fs.readFileSync(flag("--file"), "utf8")); fs.mkdirSync(root(), { recursive: true }); fs.writeFileSync(stackFile(), JSON.stringify(d)); log({ imported: d.deployment.resources.filter(custom).length }); break; }
-  case "stack export": fs.writeFileSync(flag("--file"), JSON.stringify(read() ?? { version: 3, deployment: { manifest: { time: "0001-01-01T00:00:00Z", magic: "", version: "" } } })); log({}); break;
+  case "stack export": if (fs.existsSync(path.join(__dirname, "export-fails"))) { console.error("error: could not export"); process.exit(1); }
+    fs.writeFileSync(flag("--file"), JSON.stringify(read() ?? { version: 3, deployment: { manifest: { time: "0001-01-01T00:00:00Z", magic: "", version: "" } } })); log({}); break;
   case "stack output": { const d = read(); const s = d && d.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack"); console.log(JSON.stringify(s ? s.outputs : {})); break; }
   case "preview": { const have = (read()?.deployment.resources ?? []).filter(custom).length; const pet = (i) => "urn:pulumi:s::pets::random:index/randomPet:RandomPet::pet-" + i;
     const type = "random:index/randomPet:RandomPet";
@@ -100,6 +101,23 @@ async function succeeded(component: string, operation: string) {
 }
 
 describe("Pulumi state on the component's state backend (stand-in pulumi)", () => {
+  it("an export that fails after the update keeps Pulumi's backend folder on the runner host and says where", async () => {
+    await stack.component("pets-kept", "dev", "PulumiPets", {});
+    await succeeded("pets-kept", "preview");
+    fs.writeFileSync(path.join(bin, "export-fails"), "");
+    try {
+      const { id } = await stack.run("pets-kept", "update");
+      const job = await stack.finished(id);
+      expect(job.result).toBe("failed");
+      const m = /The stack's state could not be exported after the refresh \(pulumi stack export exited with code 1; .*\), so it was not saved to the component's state backend\. Pulumi's backend folder is kept on runner host \S+ at (\S+), readable by the runner's user only/.exec(job.reason ?? "");
+      expect(m, job.reason ?? "").not.toBeNull();
+      expect(fs.existsSync(path.join(m![1]!, "dev-pets-kept.json"))).toBe(true);
+      expect(fs.statSync(path.dirname(m![1]!)).mode & 0o777).toBe(0o700);
+    } finally {
+      fs.rmSync(path.join(bin, "export-fails"), { force: true });
+    }
+  });
+
   it("an approver sees what a Pulumi preview changes (URN, type and action, from the preview's steps, bound to the plan), never its inputs", async () => {
     await stack.component("pets-reviewed", "dev", "PulumiPets", {});
     await succeeded("pets-reviewed", "update");
