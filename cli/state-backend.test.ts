@@ -79,22 +79,22 @@ describe("planton infra state-backend", () => {
     expect(created.stdout).toContain("Access test: open ✓  write ✓  read ✓  compare ✓  delete ✓");
 
     const setDefault = await planton(["infra", "state-backend", "set-default", "laptop"]);
-    expect(setDefault.stdout).toContain("laptop is now the default for builtin, tofu, terraform: new components keep their state there.");
-    expect(setDefault.stdout).toContain("Defaults: builtin → laptop, tofu → laptop, terraform → laptop, pulumi → planton-managed");
+    expect(setDefault.stdout).toContain("laptop is now the default for builtin, tofu, terraform, pulumi: new components keep their state there.");
+    expect(setDefault.stdout).toContain("Defaults: builtin → laptop, tofu → laptop, terraform → laptop, pulumi → laptop");
 
     const list = await planton(["infra", "state-backend", "list"], engineerToken);
     const lines = list.stdout.split("\n");
     expect(lines[0]).toMatch(/^NAME\s+KIND\s+CONNECTION\s+COMPONENTS\s+DEFAULT FOR$/);
-    expect(lines.find((l) => l.startsWith("laptop"))).toMatch(/^laptop\s+Local directory\s+-\s+0\s+builtin, tofu, terraform$/);
-    expect(lines.find((l) => l.startsWith("planton-managed"))).toMatch(/^planton-managed\s+Planton-managed\s+-\s+2\s+pulumi$/);
+    expect(lines.find((l) => l.startsWith("laptop"))).toMatch(/^laptop\s+Local directory\s+-\s+0\s+builtin, tofu, terraform, pulumi$/);
+    expect(lines.find((l) => l.startsWith("planton-managed"))).toMatch(/^planton-managed\s+Planton-managed\s+-\s+2\s+-$/);
 
     const get = await planton(["infra", "state-backend", "get", "laptop", "--output", "json"], engineerToken);
-    expect(JSON.parse(get.stdout)).toMatchObject({ name: "laptop", kind: "local", config: { path: states }, defaultFor: ["builtin", "tofu", "terraform"] });
+    expect(JSON.parse(get.stdout)).toMatchObject({ name: "laptop", kind: "local", config: { path: states }, defaultFor: ["builtin", "tofu", "terraform", "pulumi"] });
 
     const refused = await planton(["infra", "state-backend", "delete", "laptop"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe(
-      "State backend laptop was not deleted: it is the organization's default for builtin, tofu, terraform, so new components keep their state there. Make another backend the default first (planton infra state-backend set-default <backend> --provisioner builtin), or unset it (planton infra state-backend unset-default --provisioner builtin).",
+      "State backend laptop was not deleted: it is the organization's default for builtin, tofu, terraform, pulumi, so new components keep their state there. Make another backend the default first (planton infra state-backend set-default <backend> --provisioner builtin), or unset it (planton infra state-backend unset-default --provisioner builtin).",
     );
     const unset = await planton(["infra", "state-backend", "unset-default", "--provisioner", "builtin"]);
     expect(unset.stdout).toContain("The default for builtin is planton-managed now");

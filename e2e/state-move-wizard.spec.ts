@@ -192,6 +192,17 @@ test("an admin moves every state off Planton-managed storage to S3, watching it 
   await page.goto(`${s.baseURL}/o/${ORG}/settings/connections`);
   await page.goto(wizardUrl());
   await expect(page.getByText("Nothing left on Planton-managed storage")).toBeVisible();
+
+  // A moved component's State tab reads its state from S3 now; the versions kept from before cannot be rolled back to.
+  await page.goto(`${s.baseURL}/o/${ORG}/components`);
+  await page.getByRole("link", { name: SITES[0], exact: true }).click();
+  await page.getByRole("tab", { name: "State" }).click();
+  await expect(page.getByText("own-s3 (s3)")).toBeVisible();
+  await expect(page.getByText(`dev/${SITES[0]}/terraform.tfstate`)).toBeVisible();
+  await expect(page.getByText("This state lives on own-s3 now")).toBeVisible();
+  await expect(page.getByTestId("state-version").first()).toBeVisible();
+  await expect(page.getByRole("button", { name: "Roll back to this version" })).toHaveCount(0);
+  await expect(page.getByRole("table", { name: "Resources in state" }).locator("tbody tr")).not.toHaveCount(0);
 });
 
 test("a state locked by a running job fails its move with the reason; Retry failed moves it once the job ends, and a rollback puts it back", async ({ page }) => {

@@ -21,6 +21,11 @@ export interface StateBackendKindDef {
 }
 
 const TOFU_LIKE: readonly Provisioner[] = ["builtin", "tofu", "terraform"];
+/**
+ * A store of bytes keeps every engine's state: OpenTofu's state files and Pulumi's checkpoints alike (a Pulumi job's
+ * stack is imported from and exported to it through the runner API; Pulumi's own DIY backends are these same stores).
+ */
+const ANY_ENGINE: readonly Provisioner[] = PROVISIONERS;
 const KEY_PREFIX: SpecField = { name: "key_prefix", type: "string", default: "", description: "Keys are stored under this prefix, e.g. planton/." };
 
 export const STATE_BACKEND_KINDS = {
@@ -37,7 +42,7 @@ export const STATE_BACKEND_KINDS = {
     description: "State files in a directory on the server's host (for self-hosted setups), locked with a .lock.info file as OpenTofu's local backend does.",
     configFields: [{ name: "path", type: "string", required: true, description: "Absolute path of the directory, under the organization's own folder in the console's data folder (<data folder>/local-states/<organization id>) or under a folder the console's operator allows (PLANTON_STATE_LOCAL_ROOTS); created (owner-only) when missing.", pattern: "^/", patternHint: "an absolute path" }],
     connectionProvider: null,
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   postgres: {
@@ -45,7 +50,7 @@ export const STATE_BACKEND_KINDS = {
     description: "OpenTofu's pg backend layout: a schema with a states table, locked with advisory locks.",
     configFields: [{ name: "schema_name", type: "string", default: "terraform_remote_state", description: "The schema holding the states table.", pattern: "^[a-z_][a-z0-9_]{0,62}$", patternHint: "a lower-case SQL identifier" }],
     connectionProvider: "postgres",
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   s3: {
@@ -58,7 +63,7 @@ export const STATE_BACKEND_KINDS = {
       { name: "endpoint", type: "string", default: "", description: "A custom endpoint for an S3-compatible server (MinIO, s3rver); requests then go path-style.", ...URL_FIELD },
     ],
     connectionProvider: "aws",
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   r2: {
@@ -70,7 +75,7 @@ export const STATE_BACKEND_KINDS = {
       { name: "endpoint", type: "string", default: "", description: "Overrides https://<account_id>.r2.cloudflarestorage.com (a jurisdiction's endpoint).", ...URL_FIELD },
     ],
     connectionProvider: "r2",
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   azure_blob: {
@@ -82,7 +87,7 @@ export const STATE_BACKEND_KINDS = {
       { name: "endpoint", type: "string", default: "", description: "The blob service URL when not https://<account>.blob.core.windows.net (Azurite, sovereign clouds).", ...URL_FIELD },
     ],
     connectionProvider: "azure_storage",
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   gcs: {
@@ -94,7 +99,7 @@ export const STATE_BACKEND_KINDS = {
       { name: "endpoint", type: "string", default: "", description: "The JSON API's origin when not https://storage.googleapis.com (a private endpoint, or a GCS emulator).", ...URL_FIELD },
     ],
     connectionProvider: "gcp",
-    provisioners: TOFU_LIKE,
+    provisioners: ANY_ENGINE,
     creatable: true,
   },
   terraform_cloud: {

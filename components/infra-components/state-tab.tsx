@@ -30,7 +30,10 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
           </Card>
         ) : (
           <div className="space-y-6">
-            <Card title="State" description={s.format === "pulumi" ? "A Pulumi checkpoint, one stack per component." : "OpenTofu version-4 state, one file per component."}>
+            <Card
+              title="State"
+              description={s.format === "pulumi" ? "A Pulumi checkpoint, one stack per component." : s.format === "opentofu" ? "OpenTofu version-4 state, one file per component." : "Where this component's state is kept."}
+            >
               <dl className="grid gap-4 text-sm sm:grid-cols-3">
                 <Item label="Backend">
                   {s.backend.name ?? s.backend.id} <span className="text-slate-500">({s.backend.kind})</span>
@@ -38,7 +41,7 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
                 <Item label="Key">
                   <span className="font-mono text-xs">{s.key}</span>
                 </Item>
-                <Item label="Last written">{relativeTime(s.updatedAt)}</Item>
+                <Item label="Last written">{s.updatedAt ? relativeTime(s.updatedAt) : <span className="text-slate-500">not recorded by {s.backend.name}</span>}</Item>
                 <Item label="Lineage">
                   <span className="font-mono text-xs">{s.lineage ?? "—"}</span>
                 </Item>
@@ -66,6 +69,11 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
                   )}
                 </Item>
               </dl>
+              {s.unreadable && (
+                <p role="alert" className="mt-4 text-sm text-red-700">
+                  {s.unreadable}. Check the backend&apos;s access in Settings → State Backends.
+                </p>
+              )}
               {s.lock && (
                 <pre className="mt-4 overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100">
                   {Object.entries(s.lock)
@@ -74,7 +82,7 @@ export function StateTab({ componentId, configuredBackend }: { componentId: stri
                 </pre>
               )}
             </Card>
-            <StateVersions componentId={componentId} />
+            <StateVersions componentId={componentId} movedTo={s.planton ? null : s.backend.name} />
             <Card title="Resources" description={`${s.resources.length} managed resource${s.resources.length === 1 ? "" : "s"}.`}>
               {s.resources.length === 0 ? (
                 <EmptyState title="No resources" description="The state is empty: nothing exists, or everything was destroyed." />

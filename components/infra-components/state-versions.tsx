@@ -21,7 +21,12 @@ interface VersionRow {
 }
 
 /** A component's state versions, newest first: pick two to compare; an admin can roll back to one. */
-export function StateVersions({ componentId }: { componentId: string }) {
+/**
+ * The versions Planton-managed storage keeps of the component's state. `movedTo`: the state lives on that backend now
+ * (moved off Planton-managed storage); these are the versions kept from before, for the move's rollback, and none can
+ * be rolled back to here.
+ */
+export function StateVersions({ componentId, movedTo = null }: { componentId: string; movedTo?: string | null }) {
   const org = useOrg();
   const trpc = useTRPC();
   const versions = useQuery({ ...trpc.components.stateVersions.queryOptions({ org: org.slug, id: componentId }), refetchInterval: 5_000 });
@@ -44,7 +49,14 @@ export function StateVersions({ componentId }: { componentId: string }) {
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id].slice(-2)));
 
   return (
-    <Card title="Versions" description="Every content this state has had, newest first. Pick two to see what changed between them.">
+    <Card
+      title="Versions"
+      description={
+        movedTo
+          ? `This state lives on ${movedTo} now: these are the versions kept on Planton-managed storage from before it moved (for the move's rollback). Pick two to compare them.`
+          : "Every content this state has had, newest first. Pick two to see what changed between them."
+      }
+    >
       <QueryState query={versions} loading="Loading versions…">
         {(list) =>
           list.length === 0 ? (
@@ -105,7 +117,7 @@ export function StateVersions({ componentId }: { componentId: string }) {
                         </Td>
                         {org.can("admin") && (
                           <Td className="text-right">
-                            {!v.current && (
+                            {!v.current && !movedTo && (
                               <Button size="sm" variant="secondary" onClick={() => ask(v)}>
                                 Roll back to this version
                               </Button>

@@ -7,9 +7,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
-import { stateObjects } from "../../db/schema";
+import { stateBackends, stateObjects } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import { createPlantonClient } from "../../lib/client";
 import { PlantonManagedStore, plantonManagedKey } from "../../server/services/state-backends/planton-managed-store";
 import { storedStateOf } from "../../state-backends/rules";
 import { startJobStack, stepsOf, type JobStack } from "./harness";
@@ -188,6 +190,45 @@ describe("Pulumi state on the component's state backend (stand-in pulumi)", () =
     await stack.rest.jobs.resume(second.id, { expectedChecksum: second.review.checksum });
     expect((await stack.finished(second.id)).result).toBe("succeeded");
     expect((await stack.api.components.state.query({ id: cid }))?.resources).toEqual([]);
+  });
+
+  it("a Pulumi component's checkpoint moves off Planton-managed storage (pulumi state migrate-backend), and its next job runs against the new backend", async () => {
+    const cid = await stack.component("pets-moved", "dev", "PulumiPets", {});
+    await succeeded("pets-moved", "update");
+    const before = await stack.api.components.state.query({ id: cid });
+    const dir = path.join(stack.infraRoot, "backends", "pulumi-files");
+    await stack.t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: stack.org.orgId, name: "pulumi-files", kind: "local", config: { path: dir } });
+    const admin = createPlantonClient({ url: stack.server.url, token: await stack.tokenFor("admin") });
+    const started = await admin.stateMoves.migrateBackend(cid, { to: "pulumi-files" });
+    const moved = await vi.waitFor(async () => {
+      const m = await admin.stateMoves.get(started.move!.id);
+      if (m.status === "running") throw new Error("the move still runs");
+      return m;
+    }, { timeout: 60_000, interval: 100 });
+    expect(moved).toMatchObject({ status: "succeeded", progress: { done: 1, failed: 0 } });
+    // The same bytes' identity at the destination: the checkpoint with its deployment-time serial (a bigint's worth).
+    const file = JSON.parse(fs.readFileSync(path.join(dir, "dev", "pets-moved", "terraform.tfstate"), "utf8"));
+    expect(file).toMatchObject({ version: 3, checkpoint: { stack: "dev-pets-moved" } });
+    expect(moved.items[0]).toMatchObject({ serial: before!.serial, checksum: before!.checksum });
+
+    const mark = ran().length;
+    await succeeded("pets-moved", "update");
+    expect(ran().slice(mark).filter((c) => c.args[1] === "import").map((c) => c.imported)).toEqual([1, 1, 1]);
+    const after = await stack.api.components.state.query({ id: cid });
+    expect(after).toMatchObject({ backend: { name: "pulumi-files", kind: "local" } });
+    expect(after?.resources).toHaveLength(2);
+    const rewritten = JSON.parse(fs.readFileSync(path.join(dir, "dev", "pets-moved", "terraform.tfstate"), "utf8"));
+    expect(rewritten.checkpoint.latest.resources.filter((r: { custom: boolean }) => r.custom)).toHaveLength(2);
+    // The State tab reads it from there (its serial is the new file's), and the versions kept on Planton-managed storage
+    // from before the move cannot be rolled back to while the state lives elsewhere.
+    expect(after).toMatchObject({ planton: false, unreadable: null, format: "pulumi" });
+    expect(after!.serial).toBeGreaterThan(before!.serial!);
+    const [kept] = await stack.api.components.stateVersions.query({ id: cid });
+    const adminApi = await stack.as("admin");
+    const refused = await adminApi.components.stateRollback.mutate({ id: cid, versionId: kept!.id }).catch((e: Error) => e);
+    expect((refused as Error).message).toBe(
+      "Nothing was rolled back: the state of pets-moved was moved to pulumi-files, and lives there now; the versions kept on Planton-managed storage are for the move's rollback. Roll the move back first (Settings → State Backends, the move's result), then roll back to this version.",
+    );
   });
 
   it("keeps each job's checkpoint, imports it into the next job, lists versions and diffs them by URN with secrets masked, and rolls back", async () => {

@@ -153,8 +153,15 @@ describe(`state backends (${testDriver})`, () => {
     expect(report.checks.find((c) => c.essential === "backend")!.resolvedTo).toBe("prod-s3 (s3, the organization's default for builtin)");
     expect((await auditOf(t.db, org.orgId, "state_backend.set_default"))[0].summary).toBe("Made prod-s3 the default state backend for builtin: new components keep their state there");
 
-    const pulumi = await refusal(admin.stateBackends.setDefault({ org: org.slug, provisioner: "pulumi", backend: "prod-s3" }));
-    expect(pulumi.message).toBe("prod-s3 was not made the default for pulumi: the Amazon S3 kind keeps state for builtin, tofu, terraform only. Pick a backend that serves pulumi (Planton-managed, Pulumi Cloud).");
+    // A store of bytes keeps Pulumi's checkpoints too; Pulumi Cloud keeps nothing but Pulumi's.
+    expect((await admin.stateBackends.setDefault({ org: org.slug, provisioner: "pulumi", backend: "prod-s3" })).defaults.pulumi).toBe("prod-s3");
+    await admin.stateBackends.unsetDefault({ org: org.slug, provisioner: "pulumi" });
+    await t.db.insert(stateBackends).values({ id: newId("stateBackend"), orgId: org.orgId, name: "stacks", kind: "pulumi_cloud", config: { organization: "acme" } });
+    const builtinOnPulumi = await refusal(admin.stateBackends.setDefault({ org: org.slug, provisioner: "builtin", backend: "stacks" }));
+    expect(builtinOnPulumi.message).toBe(
+      "stacks was not made the default for builtin: the Pulumi Cloud kind keeps state for pulumi only. Pick a backend that serves builtin (Planton-managed, Local directory, PostgreSQL, Amazon S3, Cloudflare R2, Azure Blob Storage, Google Cloud Storage, HCP Terraform / Terraform Cloud).",
+    );
+    await t.db.delete(stateBackends).where(and(eq(stateBackends.orgId, org.orgId), eq(stateBackends.name, "stacks")));
     expect((await refusal(admin.stateBackends.setDefault({ org: org.slug, provisioner: "ansible", backend: "prod-s3" }))).message).toBe(
       "No default was set: there is no provisioner ansible. Pick one of builtin, tofu, terraform, pulumi.",
     );
@@ -166,7 +173,8 @@ describe(`state backends (${testDriver})`, () => {
 
     const unset = await admin.stateBackends.unsetDefault({ org: org.slug, provisioner: "builtin" });
     expect(unset.defaults.builtin).toBe("planton-managed");
-    expect(await auditCount(t.db, org.orgId, "state_backend.unset_default")).toBe(1);
+    // Two unsets recorded: pulumi's above and builtin's.
+    expect(await auditCount(t.db, org.orgId, "state_backend.unset_default")).toBe(2);
   });
 
   it("delete is refused while the backend keeps components' state, naming the first ten and a count", async () => {

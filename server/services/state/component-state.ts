@@ -5,8 +5,10 @@ import { infraComponents, stateBackends, stateObjects } from "@/db/schema";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
 import { notFound } from "../../errors";
 import { openStore } from "../state-backends/open-store";
+import { accessErrorSentence } from "../state-backends/access-test";
 import { servedComponents } from "../state-backends/served";
 import { isPulumiCheckpoint } from "@/state-backends/rules";
+import { PLANTON_MANAGED_KIND } from "@/lib/state-backend-kinds";
 import type { StateFormat } from "@/lib/api/state-schemas";
 
 export interface StateV4Doc {
@@ -132,13 +134,21 @@ export async function stateResourceAddresses(db: Queryable, orgId: string, compo
   }
 }
 
-/** The component's state summary; sensitive values are never included. */
+/**
+ * The component's state summary, from the backend that keeps it now (any kind: after a move off Planton-managed
+ * storage, the destination, not the copy kept there for the move's rollback); sensitive values are never included.
+ * `planton` says whether it is Planton-managed (its versions, rollback and per-write time exist only there);
+ * `unreadable` why a backend of another kind could not be read (nothing else is answered then).
+ */
 export async function getComponentState(db: Queryable, orgId: string, componentId: string) {
   const [component] = await db
     .select({ id: infraComponents.id })
     .from(infraComponents)
     .where(and(eq(infraComponents.orgId, orgId), eq(infraComponents.id, componentId)));
   if (!component) throw notFound(`Infra Component ${componentId}`, "Check the id, or find it in the Infra Components list.");
+  const [served] = await servedComponents(db, orgId, { componentId });
+  const [current] = served?.backendId ? await db.select().from(stateBackends).where(and(eq(stateBackends.id, served.backendId), eq(stateBackends.orgId, orgId))) : [];
+  if (current && current.kind !== PLANTON_MANAGED_KIND) return remoteState(db, current, served!.key);
   const [row] = await db
     .select({ s: stateObjects, backendName: stateBackends.name, backendKind: stateBackends.kind })
     .from(stateObjects)
@@ -147,19 +157,46 @@ export async function getComponentState(db: Queryable, orgId: string, componentI
   if (!row) return null;
   const contents = stateContents(row.s.state);
   return {
-    format: contents.format,
+    ...summary(contents),
+    planton: true,
+    unreadable: null,
     backend: { id: row.s.backendId, name: row.backendName, kind: row.backendKind },
     key: row.s.key,
     lineage: row.s.lineage,
     serial: row.s.serial,
     checksum: row.s.checksum,
-    engineVersion: contents.engineVersion,
     updatedAt: row.s.updatedAt,
     lock: row.s.lockInfo,
     lockedByJob: row.s.lockedByJob,
+  };
+}
+
+/** What the State tab lists of a state's contents: managed resources (first instance's id unless sensitive) and outputs. */
+function summary(contents: StateContents) {
+  return {
+    format: contents.format,
+    engineVersion: contents.engineVersion,
     resources: contents.resources
       .filter((r) => r.managed)
       .map((r) => ({ address: r.address, type: r.type, provider: r.provider, instances: r.instances.length, id: shownId(r.instances[0]) })),
     outputs: contents.outputs,
   };
+}
+
+/** A state on a backend of another kind, read through its store (with the connection's credentials, on the server). */
+async function remoteState(db: Queryable, backend: typeof stateBackends.$inferSelect, key: string) {
+  const where = { backend: { id: backend.id, name: backend.name, kind: backend.kind }, key, planton: false, updatedAt: null, lockedByJob: null };
+  try {
+    const store = await openStore(db, backend);
+    try {
+      const [state, lock] = await Promise.all([store.read(key), store.lockHolder(key)]);
+      if (!state) return null;
+      const contents = stateContents(JSON.parse(Buffer.from(state.bytes).toString("utf8")));
+      return { ...where, ...summary(contents), unreadable: null, lineage: state.lineage, serial: state.serial, checksum: state.checksum, lock };
+    } finally {
+      await store.close?.();
+    }
+  } catch (err) {
+    return { ...where, format: null, engineVersion: null, resources: [], outputs: [], unreadable: `${backend.name} could not be read (${accessErrorSentence(err)})`, lineage: null, serial: null, checksum: null, lock: null };
+  }
 }

@@ -2,7 +2,7 @@
 // resource-level diff between two versions (sensitive values masked), and an admin's rollback.
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { environments, infraComponents, infraJobs, stateObjects, stateVersions } from "@/db/schema";
+import { environments, infraComponents, infraJobs, stateBackends, stateObjects, stateVersions } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { roleAllows } from "@/lib/roles";
 import { SENSITIVE_VALUE } from "@/lib/secrets";
@@ -192,6 +192,13 @@ export async function rollbackStateVersion(db: Database, actor: Actor, input: { 
         row.lockedByJob
           ? `${held} by Infra Job ${row.lockedByJob} for ${row.lockInfo.Operation}. Wait for it to finish (it releases the lock), or cancel it (planton infra job cancel ${row.lockedByJob}), then roll back again.`
           : `${held} by ${row.lockInfo.Who} for ${row.lockInfo.Operation}. Ask ${row.lockInfo.Who} to finish and unlock it (tofu force-unlock ${row.lockInfo.ID}), then roll back again.`,
+      );
+    }
+    if (row.movedToBackendId) {
+      const [to] = await tx.select({ name: stateBackends.name }).from(stateBackends).where(eq(stateBackends.id, row.movedToBackendId));
+      throw conflict(
+        `Nothing was rolled back: the state of ${component.name} was moved to ${to?.name ?? "another backend"}, and lives there now; the versions kept on Planton-managed storage are for the move's rollback. ` +
+          `Roll the move back first (Settings → State Backends, the move's result), then roll back to this version.`,
       );
     }
     const target = await versionOf(tx, actor, component.id, input.versionId);
