@@ -35,9 +35,14 @@ export function protectedReplaceMessage(address: string): string {
 /** The words a UI line, a log and the CLI append to a change that will not be carried out. */
 export const NOT_EXECUTED = "(not executed)";
 
+/** Addresses in a sentence: the first five, and how many more. */
+export function someAddresses(addresses: string[]): string {
+  return addresses.length > 5 ? `${addresses.slice(0, 5).join(", ")} and ${addresses.length - 5} more` : addresses.join(", ");
+}
+
 /** tofu/terraform/pulumi: the plan deletes or replaces, and the CLI cannot leave those changes out of an apply. */
 export function engineCannotProtectPlan(engine: string, addresses: string[]): string {
-  const list = addresses.length > 5 ? `${addresses.slice(0, 5).join(", ")} and ${addresses.length - 5} more` : addresses.join(", ");
+  const list = someAddresses(addresses);
   return (
     `Nothing was applied: delete protection is on for this component, and the plan deletes or replaces ${addresses.length} resource(s) (${list}); ` +
     `${engine} cannot leave them out of an apply. To delete them, ${FIX}.`

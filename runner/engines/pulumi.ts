@@ -3,7 +3,7 @@ import { cp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { engineCannotProtectPlan, engineCannotProtectUpdate } from "../../lib/delete-protection";
+import { engineCannotProtectPlan, engineCannotProtectUpdate, someAddresses } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
 import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
 import { failure, finalStateSave, planBytes, type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./adapter";
@@ -111,8 +111,6 @@ interface PulumiDestroyPlan {
 function destroyedUrns(steps: PulumiPreviewStep[]): string[] {
   return [...new Set(steps.filter((s) => PULUMI_OPS[s.op] === "delete" && !REPLACEMENT_HALVES.has(s.op)).map((s) => s.urn))].sort();
 }
-
-const listed = (urns: string[]) => (urns.length > 5 ? `${urns.slice(0, 5).join(", ")} and ${urns.length - 5} more` : urns.join(", "));
 
 /** Pulumi's file backend in the attempt's workspace. */
 const PULUMI_STATE_FOLDER = "pulumi-state";
@@ -398,7 +396,7 @@ export class PulumiAdapter implements EngineAdapter {
     const added = now.filter((u) => !reviewed.urns!.includes(u));
     const gone = reviewed.urns.filter((u) => !now.includes(u));
     if (added.length || gone.length) {
-      const changes = [...(added.length ? [`it would now also delete ${listed(added)}`] : []), ...(gone.length ? [`${listed(gone)} ${gone.length === 1 ? "is" : "are"} no longer in it`] : [])];
+      const changes = [...(added.length ? [`it would now also delete ${someAddresses(added)}`] : []), ...(gone.length ? [`${someAddresses(gone)} ${gone.length === 1 ? "is" : "are"} no longer in it`] : [])];
       throw new Error(`Nothing was destroyed: the stack changed since its destroy was reviewed (${changes.join("; ")}). Run the destroy again and review its new plan.`);
     }
   }
