@@ -17,7 +17,8 @@ import { StateVersions } from "./state-versions";
 export function StateTab({ componentId, configuredBackend }: { componentId: string; configuredBackend: string | null }) {
   const org = useOrg();
   const trpc = useTRPC();
-  const state = useQuery({ ...trpc.components.state.queryOptions({ org: org.slug, id: componentId }), refetchInterval: 5_000 });
+  // A state on another backend is read from it through its store (a request to S3, HCP Terraform…): asked less often.
+  const state = useQuery({ ...trpc.components.state.queryOptions({ org: org.slug, id: componentId }), refetchInterval: (q) => (q.state.data && !q.state.data.planton ? 30_000 : 5_000) });
   return (
     <QueryState query={state} loading="Loading state…">
       {(s) =>
