@@ -20,3 +20,12 @@ export const digestHeader = (bytes: Uint8Array) => `sha-256=${sha256Of(bytes).ba
 
 /** The base64 SHA-256 a Digest header names, or null when it names none. */
 export const digestClaimed = (header: string | null | undefined): string | null => header?.match(/sha-256=([A-Za-z0-9+/=]+)/i)?.[1] ?? null;
+
+/** An artifact's bytes read as JSON (a plan, a review rendition), or null when they are not JSON. */
+export function artifactJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    return null;
+  }
+}

@@ -75,6 +75,11 @@ class S3StateStore implements StateStore {
     return `${this.prefix}${key}`;
   }
 
+  /** The object's metadata (its ETag among them), or null when there is none. */
+  private head(objectKey: string) {
+    return this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey })).catch((e) => (isMissing(e) ? null : Promise.reject(e)));
+  }
+
   private async getBytes(objectKey: string): Promise<Uint8Array | null> {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: objectKey }));
@@ -101,7 +106,7 @@ class S3StateStore implements StateStore {
     const objectKey = this.objectKey(key);
     const mine = this.written.get(objectKey);
     if (mine) {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey })).catch((e) => (isMissing(e) ? null : Promise.reject(e)));
+      const head = await this.head(objectKey);
       if (!head) return null;
       if (head.ETag?.replaceAll('"', "").toLowerCase() === mine.md5) return mine.sha256;
     }
@@ -152,11 +157,7 @@ class S3StateStore implements StateStore {
     // Where the server ignores If-None-Match (s3rver), a state already there is refused by looking first (a HEAD);
     // where it honours it (S3, R2), the conditional write alone refuses it, and also one created since any check.
     if (!(await this.enforcesConditionalWrites())) {
-      const exists = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) })).then(
-        () => true,
-        (e) => (isMissing(e) ? false : Promise.reject(e)),
-      );
-      if (exists) return false;
+      if (await this.head(this.objectKey(key))) return false;
     }
     try {
       await this.put(key, state, "*");

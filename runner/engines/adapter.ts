@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { EngineTracer, StateV4 } from "../../engine/index";
 import { sha256Of } from "../../lib/artifacts";
-import type { IacInput, StepName } from "../../lib/runner-protocol";
+import type { IacInput, PlanReviewRendition, StepName } from "../../lib/runner-protocol";
 import type { JobClient } from "../client";
 import type { EventDraft } from "../events";
 import type { Logger } from "../log";
@@ -91,8 +91,7 @@ export async function finalStateSave(ctx: StepContext, state: StateV4 | PulumiCh
   } catch (err) {
     if (!state) throw err;
     const why = failure(err).reason;
-    // Named as the attempt's workspace is (<job>-<attempt>, made safe for a file name there), with the step.
-    const file = path.join(ctx.stateBackupDir, `${path.basename(ctx.workDir)}-${ctx.step}.tfstate`);
+    const file = stateBackupPath(ctx, ".tfstate");
     const kept = await privateFolder(ctx.stateBackupDir)
       .then(() => writePrivateFile(file, JSON.stringify(state, null, 2)))
       .then(() => true, (e: unknown) => (ctx.log.error("the state could not be kept on this host either", { file, error: String(e) }), false));
@@ -104,4 +103,36 @@ export async function finalStateSave(ctx: StepContext, state: StateV4 | PulumiCh
         `compare it with what exists before the component's next job (the changes sent during the ${ctx.step} are in the backend already).`,
     );
   }
+}
+
+/**
+ * Where this step keeps what it could not save, in the runner's state backups (a 0700 folder that outlives the attempt):
+ * named as the attempt's workspace is (<job>-<attempt>, made safe for a file name there), with the step and `suffix`.
+ */
+export function stateBackupPath(ctx: StepContext, suffix: string): string {
+  return path.join(ctx.stateBackupDir, `${path.basename(ctx.workDir)}-${ctx.step}${suffix}`);
+}
+
+/**
+ * Uploads the review rendition (lib/runner-protocol.ts planReviewRenditionSchema) of a plan the console cannot read —
+ * OpenTofu's binary plan, Pulumi's — as its engine listed the changes: address, type and action each, no values; bound
+ * to the plan's SHA-256 and the state it was made against, every secret value the runner knows replaced.
+ */
+export async function uploadReviewRendition(
+  ctx: StepContext,
+  changes: PlanReviewRendition["resource_changes"],
+  plan: { sha256: string; engine: string; destroy: boolean; state: { serial: number; lineage: string } | null },
+): Promise<void> {
+  const review: PlanReviewRendition = {
+    planton_plan_review: 1,
+    plan_sha256: plan.sha256,
+    engine: plan.engine,
+    operation: plan.destroy ? "destroy" : "plan",
+    state_lineage: plan.state?.lineage ?? null,
+    state_serial: plan.state?.serial ?? null,
+    // Without the refresh, deletes of things already gone could not be computed.
+    delete_operations_computed: !ctx.input.policy.skipRefresh,
+    resource_changes: changes,
+  };
+  await ctx.job.uploadArtifact("plan_review", "plan.review.json", new TextEncoder().encode(JSON.stringify(ctx.redactor.value(review))));
 }

@@ -5,8 +5,9 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { engineCannotProtectPlan, engineCannotProtectUpdate, someAddresses } from "../../lib/delete-protection";
 import { STEP_SUMMARY_OPERATION, type PlanReviewRendition } from "../../lib/runner-protocol";
+import { artifactJson } from "../../lib/artifacts";
 import { PULUMI_OPS, translatePulumiEvent, translatePulumiPreview, type TranslateContext } from "../translate";
-import { failure, finalStateSave, planBytes, type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, stateBackupPath, uploadReviewRendition, type EngineAdapter, type PlanRef, type StepContext, type StepOutcome } from "./adapter";
 import { privateFolder, writePrivateFile } from "../private-files";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
@@ -77,27 +78,18 @@ interface PulumiPreviewStep {
 const REPLACEMENT_HALVES = new Set(["create-replacement", "delete-replaced", "discard-replaced", "read-replacement"]);
 
 /**
- * The review rendition (lib/runner-protocol.ts planReviewRenditionSchema) of a Pulumi preview: each resource's URN,
- * type and change in the builtin engine's words — no inputs or outputs, which may hold secrets.
+ * What a Pulumi preview changes, for its review rendition: each resource's URN, type and change in the builtin engine's
+ * words — no inputs or outputs, which may hold secrets. One change per URN, in the preview's order: a later step of the
+ * same resource that changes it wins over "same".
  */
-export function pulumiReviewRendition(steps: PulumiPreviewStep[], plan: { sha256: string; destroy: boolean; refreshed: boolean; state: { serial: number; lineage: string } | null }): PlanReviewRendition {
-  // One change per URN, in the preview's order: a later step of the same resource that changes it wins over "same".
+export function previewChanges(steps: PulumiPreviewStep[]): PlanReviewRendition["resource_changes"] {
   const changes = new Map<string, PlanReviewRendition["resource_changes"][number]>();
   for (const s of steps) {
     const action = PULUMI_OPS[s.op] ?? "noop";
     if (REPLACEMENT_HALVES.has(s.op) || (changes.has(s.urn) && action === "noop")) continue;
     changes.set(s.urn, { address: s.urn, type: s.newState?.type ?? s.oldState?.type ?? s.urn.split("::").at(-2) ?? "", action });
   }
-  return {
-    planton_plan_review: 1,
-    plan_sha256: plan.sha256,
-    engine: "pulumi",
-    operation: plan.destroy ? "destroy" : "plan",
-    state_lineage: plan.state?.lineage ?? null,
-    state_serial: plan.state?.serial ?? null,
-    delete_operations_computed: plan.refreshed,
-    resource_changes: [...changes.values()],
-  };
+  return [...changes.values()];
 }
 
 /** What a Pulumi destroy was reviewed as (Pulumi saves no destroy plan of its own): the stack's resources it deletes, by URN. */
@@ -110,6 +102,18 @@ interface PulumiDestroyPlan {
 /** The URNs a destroy preview's steps delete, sorted. */
 function destroyedUrns(steps: PulumiPreviewStep[]): string[] {
   return [...new Set(steps.filter((s) => PULUMI_OPS[s.op] === "delete" && !REPLACEMENT_HALVES.has(s.op)).map((s) => s.urn))].sort();
+}
+
+/** Why an update under delete protection may not run: no saved plan to hold it to, one that cannot be read, or one that deletes. */
+function protectedDeletesRefusal(saved: Uint8Array | null): string | null {
+  // Written as `pulumi preview --save-plan` writes it, or in its versioned wrapper ({version, plan}).
+  const doc = saved && (artifactJson(saved) as { resourcePlans?: unknown; plan?: { resourcePlans?: unknown } } | null);
+  const plans = doc?.resourcePlans ?? doc?.plan?.resourcePlans;
+  if (!plans || typeof plans !== "object") return engineCannotProtectUpdate("Pulumi");
+  const deletes = Object.entries(plans as Record<string, { steps?: string[] }>)
+    .filter(([, p]) => (p.steps ?? []).some((op) => PULUMI_OPS[op] === "delete" || PULUMI_OPS[op] === "replace"))
+    .map(([urn]) => urn);
+  return deletes.length ? engineCannotProtectPlan("Pulumi", deletes) : null;
 }
 
 /** Pulumi's file backend in the attempt's workspace. */
@@ -231,7 +235,7 @@ export class PulumiAdapter implements EngineAdapter {
       // The checkpoint keeps the stack it was first written for: its lineage, which never changes.
       reached = { version: 3, checkpoint: { stack: o.prior?.checkpoint.stack ?? o.stack, latest: exported.deployment } };
     } catch (err) {
-      const kept = path.join(ctx.stateBackupDir, `${path.basename(ctx.workDir)}-${ctx.step}-pulumi-state`);
+      const kept = stateBackupPath(ctx, "-pulumi-state");
       const copied = await privateFolder(ctx.stateBackupDir)
         .then(() => cp(path.join(ctx.workDir, PULUMI_STATE_FOLDER), kept, { recursive: true }))
         .then(() => true, () => false);
@@ -320,22 +324,22 @@ export class PulumiAdapter implements EngineAdapter {
       ctx.emit({ type: "log", payload: { line: "pulumi preview printed no steps: its review will not list the changes; they are in the preview output above.", stream: "stderr" } });
       return;
     }
-    const review = ctx.redactor.value(pulumiReviewRendition(doc.steps as PulumiPreviewStep[], { ...plan, refreshed: !ctx.input.policy.skipRefresh }));
-    await ctx.job.uploadArtifact("plan_review", "plan.review.json", new TextEncoder().encode(JSON.stringify(review)));
+    await uploadReviewRendition(ctx, previewChanges(doc.steps as PulumiPreviewStep[]), { ...plan, engine: "pulumi" });
   }
 
   async apply(ctx: StepContext): Promise<StepOutcome> {
     try {
       // Delete protection: Pulumi cannot leave a change out of an update, but `up --plan` carries out exactly the saved
       // plan (and fails on anything else), so an update whose plan deletes or replaces nothing may run.
+      const saved = ctx.plan ? await planBytes(ctx, ctx.plan) : null;
       if (ctx.input.policy.protectDeletes) {
-        const refusal = await this.protectedDeletesRefusal(ctx);
+        const refusal = protectedDeletesRefusal(saved);
         if (refusal) return { ok: false, reason: refusal };
       }
       const args = ["up", "--yes", "--skip-preview", "--json", "--stack", this.stack(ctx)];
-      if (ctx.plan) {
+      if (saved) {
         const planFile = path.join(ctx.workDir, "pulumi-plan.json");
-        await writePrivateFile(planFile, await planBytes(ctx, ctx.plan));
+        await writePrivateFile(planFile, saved);
         args.push("--plan", planFile);
       }
       await this.withState(ctx, "OperationTypeApply", true, async () => {
@@ -346,24 +350,6 @@ export class PulumiAdapter implements EngineAdapter {
     } catch (err) {
       return failure(err);
     }
-  }
-
-  /** Why an update under delete protection may not run: no saved plan to hold it to, one that cannot be read, or one that deletes. */
-  private async protectedDeletesRefusal(ctx: StepContext): Promise<string | null> {
-    if (!ctx.plan) return engineCannotProtectUpdate("Pulumi");
-    let saved: { resourcePlans?: unknown; plan?: { resourcePlans?: unknown } } | null = null;
-    try {
-      saved = JSON.parse(Buffer.from(await planBytes(ctx, ctx.plan)).toString("utf8"));
-    } catch {
-      // unreadable: as a plan without resource plans
-    }
-    // Written as `pulumi preview --save-plan` writes it, or in its versioned wrapper ({version, plan}).
-    const plans = saved?.resourcePlans ?? saved?.plan?.resourcePlans;
-    if (!plans || typeof plans !== "object") return engineCannotProtectUpdate("Pulumi");
-    const deletes = Object.entries(plans as Record<string, { steps?: string[] }>)
-      .filter(([, p]) => (p.steps ?? []).some((op) => PULUMI_OPS[op] === "delete" || PULUMI_OPS[op] === "replace"))
-      .map(([urn]) => urn);
-    return deletes.length ? engineCannotProtectPlan("Pulumi", deletes) : null;
   }
 
   async destroy(ctx: StepContext): Promise<StepOutcome> {
@@ -381,12 +367,7 @@ export class PulumiAdapter implements EngineAdapter {
   }
 
   private async refuseChangedDestroy(ctx: StepContext, ref: PlanRef): Promise<void> {
-    let reviewed: Partial<PulumiDestroyPlan> = {};
-    try {
-      reviewed = JSON.parse(Buffer.from(await planBytes(ctx, ref)).toString("utf8"));
-    } catch {
-      // not JSON: refused below
-    }
+    const reviewed = (artifactJson(await planBytes(ctx, ref)) ?? {}) as Partial<PulumiDestroyPlan>;
     if (reviewed.planton_pulumi_destroy_plan !== 1 || !Array.isArray(reviewed.urns)) {
       throw new Error("Nothing was destroyed: the plan this destroy was approved with is not a Pulumi destroy plan. Run the destroy again: its preview makes one to review.");
     }

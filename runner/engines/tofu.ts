@@ -3,11 +3,10 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { StateV4 } from "../../engine/index";
 import { engineCannotProtectPlan } from "../../lib/delete-protection";
-import type { PlanReviewRendition } from "../../lib/runner-protocol";
 import { writePrivateFile } from "../private-files";
 import { RemoteStateBackend } from "../remote-state";
 import { translateJsonLine, type TranslateContext } from "../translate";
-import { failure, finalStateSave, planBytes, plansDestroy, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
+import { failure, finalStateSave, planBytes, plansDestroy, uploadReviewRendition, type EngineAdapter, type StepContext, type StepOutcome } from "./adapter";
 import { findBinary, runCli } from "./cli";
 import { reportOutputs } from "./outputs";
 
@@ -36,27 +35,6 @@ export function reviewAction(c: ShownChange): string {
   const [only] = actions;
   if (only === "no-op" || only === undefined) return c.change?.importing ? "import" : c.previous_address && c.previous_address !== c.address ? "move" : "noop";
   return only;
-}
-
-/**
- * The review rendition of a binary plan (lib/runner-protocol.ts planReviewRenditionSchema) from its `show -json`
- * document: addresses, types and actions only — the document's before and after values, which may hold secrets, are
- * left behind.
- */
-export function reviewRendition(
-  shown: { resource_changes?: ShownChange[] },
-  plan: { sha256: string; engine: string; destroy: boolean; refreshed: boolean; state: Pick<StateV4, "lineage" | "serial"> | null },
-): PlanReviewRendition {
-  return {
-    planton_plan_review: 1,
-    plan_sha256: plan.sha256,
-    engine: plan.engine,
-    operation: plan.destroy ? "destroy" : "plan",
-    state_lineage: plan.state?.lineage ?? null,
-    state_serial: plan.state?.serial ?? null,
-    delete_operations_computed: plan.refreshed,
-    resource_changes: (shown.resource_changes ?? []).map((c) => ({ address: c.address, type: c.type, action: reviewAction(c) })),
-  };
 }
 
 /** The addresses a plan (`tofu show -json <planfile>`) deletes, alone or as half of a replace. */
@@ -224,9 +202,9 @@ export class TofuAdapter implements EngineAdapter {
       ctx.emit({ type: "log", payload: { line: `${this.name} show -json could not read the plan (exit code ${code}): its review will not list the changes; they are in the plan output above.`, stream: "stderr" } });
       return;
     }
-    // Every secret value the runner knows is replaced, as in the builtin engine's review (a for_each key can be one).
-    const review = ctx.redactor.value(reviewRendition(shown, { ...plan, engine: this.name, refreshed: !ctx.input.policy.skipRefresh }));
-    await ctx.job.uploadArtifact("plan_review", "plan.review.json", new TextEncoder().encode(JSON.stringify(review)));
+    // The document's before and after values, which may hold secrets, are left behind.
+    const changes = (shown.resource_changes ?? []).map((c) => ({ address: c.address, type: c.type, action: reviewAction(c) }));
+    await uploadReviewRendition(ctx, changes, { ...plan, engine: this.name });
   }
 
   /**

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { rowsOf, type Queryable } from "@/db/client";
 import { approvals, artifacts, connections, environments, infraComponents, infraJobs, jobOperations, runnerAttempts, runners } from "@/db/schema";
 import type { NotExecuted } from "@/lib/delete-protection";
+import { artifactJson } from "@/lib/artifacts";
 import { JOB_RESULTS, JOB_STATUSES, OPERATIONS, planReviewRenditionSchema } from "@/lib/runner-protocol";
 import { DELETES_NOT_COMPUTED } from "@/lib/summary-words";
 import type { Role } from "@/lib/roles";
@@ -240,19 +241,11 @@ type ReviewablePlan = {
   operation?: string;
 };
 
-function jsonOrNull(bytes: Buffer | Uint8Array): unknown {
-  try {
-    return JSON.parse(Buffer.from(bytes).toString("utf8"));
-  } catch {
-    return null;
-  }
-}
-
 /** The job's review rendition of the plan with this checksum (the latest, if a retried step sent more than one), or null. */
 async function reviewRendition(db: Queryable, jobId: string, planSha256: string): Promise<ReviewablePlan | null> {
   const rows = await db.select().from(artifacts).where(and(eq(artifacts.jobId, jobId), eq(artifacts.kind, "plan_review"))).orderBy(desc(artifacts.createdAt));
   for (const row of rows) {
-    const doc = planReviewRenditionSchema.safeParse(jsonOrNull(artifactBytes(row)));
+    const doc = planReviewRenditionSchema.safeParse(artifactJson(artifactBytes(row)));
     if (doc.success && doc.data.plan_sha256 === planSha256) return doc.data;
   }
   return null;
@@ -277,7 +270,7 @@ export async function getPlanReview(db: Queryable, orgId: string, id: string) {
   const notes: string[] = [];
   const verified = actual === ref.sha256 && actual === art.sha256;
   if (!verified) notes.push(`The stored plan's SHA-256 is ${actual}, but the preview recorded ${ref.sha256}: do not approve it; run the preview again.`);
-  let plan = jsonOrNull(bytes) as ReviewablePlan | null;
+  let plan = artifactJson(bytes) as ReviewablePlan | null;
   // The builtin engine's plan is read as is. OpenTofu's and Terraform's plans are binary and Pulumi's is its own
   // format: their runner sends a review rendition (kind plan_review) naming the plan's checksum, read instead.
   if (plan?.planton_plan_format === undefined) plan = await reviewRendition(db, id, ref.sha256);
