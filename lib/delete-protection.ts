@@ -6,6 +6,7 @@
 // pulumi.ts: Pulumi's update is held to its saved plan by `up --plan`).
 
 import type { z } from "zod";
+import { firstAndMore } from "./display";
 import type { notExecutedSchema } from "./api/schemas";
 
 /** The reason code a not-executed change carries in a saved plan, a progress event and a plan review. */
@@ -36,9 +37,7 @@ export function protectedReplaceMessage(address: string): string {
 export const NOT_EXECUTED = "(not executed)";
 
 /** Addresses in a sentence: the first five, and how many more. */
-export function someAddresses(addresses: string[]): string {
-  return addresses.length > 5 ? `${addresses.slice(0, 5).join(", ")} and ${addresses.length - 5} more` : addresses.join(", ");
-}
+export const someAddresses = (addresses: string[]): string => firstAndMore(addresses, 5);
 
 /** tofu/terraform/pulumi: the plan deletes or replaces, and the CLI cannot leave those changes out of an apply. */
 export function engineCannotProtectPlan(engine: string, addresses: string[]): string {

@@ -38,3 +38,9 @@ export function durationBetween(from: Date | string | null | undefined, to: Date
 export function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** Names in a sentence: the first `first`, then how many more ("a, b and 3 more"). */
+export function firstAndMore(names: string[], first: number): string {
+  const shown = names.slice(0, first).join(", ");
+  return names.length > first ? `${shown} and ${names.length - first} more` : shown;
+}

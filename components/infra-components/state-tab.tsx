@@ -8,10 +8,10 @@ import { Badge } from "@/components/ui/badge";
 import { Card, EmptyState, QueryState } from "@/components/ui/page";
 import { Table, Tbody, Td, Th } from "@/components/ui/table";
 import { relativeTime } from "@/components/ui/time";
+import { StateVersions } from "./state-versions";
 
 /** A Pulumi checkpoint's serial is its deployment time in milliseconds: shown as that time, in UTC. */
 const utcTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
-import { StateVersions } from "./state-versions";
 
 /** Where a component's state lives, who holds its lock, and what it records. Refreshes while a job may be writing it. */
 export function StateTab({ componentId, configuredBackend }: { componentId: string; configuredBackend: string | null }) {

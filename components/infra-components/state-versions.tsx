@@ -20,11 +20,10 @@ interface VersionRow {
   createdAt: Date | string;
 }
 
-/** A component's state versions, newest first: pick two to compare; an admin can roll back to one. */
 /**
- * The versions Planton-managed storage keeps of the component's state. `movedTo`: the state lives on that backend now
- * (moved off Planton-managed storage); these are the versions kept from before, for the move's rollback, and none can
- * be rolled back to here.
+ * A component's state versions as Planton-managed storage keeps them, newest first: pick two to compare; an admin can
+ * roll back to one. `movedTo`: the state lives on that backend now (moved off Planton-managed storage); these are the
+ * versions kept from before, for the move's rollback, and none can be rolled back to here.
  */
 export function StateVersions({ componentId, movedTo = null }: { componentId: string; movedTo?: string | null }) {
   const org = useOrg();

@@ -388,13 +388,13 @@ function IacInput({ id, available, moduleSha256 }: { id: string; available: bool
   );
 }
 
+type ArtifactRef = { id: string; kind: string; name: string; sha256: string; size: number };
+
 /**
  * The job's archived log (an artifact with its SHA-256): once the job has ended, the scheduler archives it within a
  * few seconds; until then this asks for the job's artifacts every 3 s (apart from the job's own query, which the
  * event stream keeps current).
  */
-type ArtifactRef = { id: string; kind: string; name: string; sha256: string; size: number };
-
 function JobLogArchive({ job }: { job: { id: string; status: string; artifacts: ArtifactRef[] } }) {
   const org = useOrg();
   const trpc = useTRPC();

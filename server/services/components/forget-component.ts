@@ -12,8 +12,8 @@ import { stateResourceAddresses } from "../state/component-state";
 import { getComponent, unfinishedJobs } from "./queries";
 import { assertComponentAction, lockComponent } from "./refusals";
 import { getComponentView, type ComponentView } from "./views";
+import { firstAndMore } from "@/lib/display";
 
-const list = (xs: string[]) => (xs.length > 10 ? `${xs.slice(0, 10).join(", ")} and ${xs.length - 10} more` : xs.join(", "));
 
 /** Without confirmName equal to the component's name nothing is forgotten, and the refusal names what would keep running. */
 export async function forgetComponent(db: Database, actor: Actor, raw: z.input<typeof forgetComponentBody>): Promise<{ component: ComponentView; unmanaged: string[] }> {
@@ -26,7 +26,7 @@ export async function forgetComponent(db: Database, actor: Actor, raw: z.input<t
     const what = state.unreadable
       ? `whatever its state in backend ${state.backend} holds (it could not be read: ${state.unreadable})`
       : state.addresses.length
-        ? `${state.addresses.length} resource(s) of its state keep running unmanaged: ${list(state.addresses)}`
+        ? `${state.addresses.length} resource(s) of its state keep running unmanaged: ${firstAndMore(state.addresses, 10)}`
         : "its state holds no resources, so nothing keeps running";
     throw badRequest(
       `Nothing was forgotten: forgetting ${c.name} removes it from Planton without destroying anything, and ${what}. Its state is kept for export. ` +

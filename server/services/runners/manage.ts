@@ -14,6 +14,7 @@ import { unmovedPlantonStates } from "../state-backends/planton-managed-usage";
 import { registerRunner, type RunnerRow } from "./register-runner";
 import { revokeRunner as revokeById } from "./revoke-runner";
 import { rotateRunnerToken as rotateById } from "./rotate-runner-token";
+import { firstAndMore } from "@/lib/display";
 
 type RunnerRef = z.input<typeof runnerRefInput>;
 
@@ -142,10 +143,7 @@ export async function getDefaultRunner(db: Queryable, actor: Actor) {
 export function plantonStateLeftRefusal(left: { component: string; environment: string }[], runner: string): PlantonError {
   const byEnv = new Map<string, string[]>();
   for (const s of left) byEnv.set(s.environment, [...(byEnv.get(s.environment) ?? []), s.component]);
-  const FIRST = 5;
-  const listed = [...byEnv.entries()]
-    .map(([env, names]) => `${env}: ${names.slice(0, FIRST).join(", ")}${names.length > FIRST ? ` and ${names.length - FIRST} more` : ""}`)
-    .join("; ");
+  const listed = [...byEnv.entries()].map(([env, names]) => `${env}: ${firstAndMore(names, 5)}`).join("; ");
   return new PlantonError(
     "PRECONDITION_FAILED",
     `Nothing was changed: ${runner} cannot be the default runner while ${left.length} state${left.length === 1 ? " is" : "s are"} on Planton-managed storage (${listed}), which only Planton-hosted runners can reach. Move ${left.length === 1 ? "it" : "them"} off first: planton infra state-backend move-off-planton --to <backend> (or Settings → State Backends → Move off Planton-managed storage), then set the default again.`,

@@ -16,6 +16,7 @@ import { badRequest, conflict, isUniqueViolation, notFound, PlantonError } from 
 import { runAccessTest, type AccessCheck } from "./access-test";
 import { localFolderFix, localFolderRefusal, localStateFolders, sharedFolderRefusal, sharedFolderRefusalAtSave, type LocalStateFolders } from "./local-folder";
 import { backendsAndDefaults, servedComponents, type BackendRow, type ServedComponent } from "./served";
+import { firstAndMore } from "@/lib/display";
 
 export type StateBackendInput = z.input<typeof stateBackendBody>;
 export type StateBackendPatch = z.input<typeof stateBackendPatch>;
@@ -97,8 +98,7 @@ function secretsOf(conn: ConnectionRow | null): string[] {
 
 /** "a (dev), b (prod) and 3 more": the first ten components. */
 export function componentsListed(cs: Pick<ServedComponent, "component" | "environment">[]): string {
-  const first = cs.slice(0, 10).map((c) => `${c.component} (${c.environment})`).join(", ");
-  return cs.length > 10 ? `${first} and ${cs.length - 10} more` : first;
+  return firstAndMore(cs.map((c) => `${c.component} (${c.environment})`), 10);
 }
 
 /** "a postgres", "an aws". */

@@ -111,27 +111,13 @@ export function stateContents(doc: unknown): StateContents {
 }
 
 /**
- * The addresses of the resources the component's state holds, read from the backend that keeps it
- * (any kind, not only Planton-managed): what keeps running when Planton lets go of it. `unreadable`
- * says why they could not be listed (a backend that cannot be reached), in which case none are.
+ * The addresses of the resources the component's state holds, read from the backend that keeps it (any kind, not only
+ * Planton-managed): what keeps running when Planton lets go of it. `unreadable` says why they could not be listed (a
+ * backend that cannot be reached), in which case none are.
  */
 export async function stateResourceAddresses(db: Queryable, orgId: string, componentId: string): Promise<{ addresses: string[]; backend: string | null; unreadable: string | null }> {
-  const [served] = await servedComponents(db, orgId, { componentId });
-  const [backend] = served?.backendId ? await db.select().from(stateBackends).where(and(eq(stateBackends.id, served.backendId), eq(stateBackends.orgId, orgId))) : [];
-  if (!served || !backend) return { addresses: [], backend: null, unreadable: null };
-  try {
-    const store = await openStore(db, backend);
-    try {
-      const state = await store.read(served.key);
-      if (!state) return { addresses: [], backend: backend.name, unreadable: null };
-      const { resources } = stateContents(JSON.parse(Buffer.from(state.bytes).toString("utf8")));
-      return { addresses: resources.filter((r) => r.managed).map((r) => r.address), backend: backend.name, unreadable: null };
-    } finally {
-      await store.close?.();
-    }
-  } catch (err) {
-    return { addresses: [], backend: backend.name, unreadable: err instanceof Error ? err.message.replace(/\.$/, "") : String(err) };
-  }
+  const state = await getComponentState(db, orgId, componentId);
+  return { addresses: state?.resources.map((r) => r.address) ?? [], backend: state?.backend.name ?? null, unreadable: state?.unreadable ?? null };
 }
 
 /**
